@@ -1,0 +1,106 @@
+# tests/harness/services.sh: start and stop the real services the tests use.
+#
+# Source it, then call services_start; it exports
+#   OUTBOX_TEST_PG_CONNINFO   libpq URI of a throwaway cluster's "postgres" db
+#   OUTBOX_TEST_PG_PORT, OUTBOX_TEST_PG_DATA, OUTBOX_TEST_PG_BIN
+#   OUTBOX_TEST_AWS_ENDPOINT  http://127.0.0.1:PORT of fauxqs (SQS + S3)
+#   AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_REGION test credentials
+# services_stop stops both by PID and removes the cluster.  Every server is
+# bound to 127.0.0.1 only.
+
+: "${OUTBOX_PG_BIN:=/usr/lib/postgresql/15/bin}"
+: "${OUTBOX_TOOLS_DIR:=/var/tmp/outboxd-test-tools}"
+FAUXQS_VERSION=1.9.2
+
+# Prints a TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local port
+	for _ in $(seq 1 200); do
+		port=$(( 20000 + RANDOM % 30000 ))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	echo "free_port: no free port found" >&2
+	return 1
+}
+
+# Installs fauxqs into OUTBOX_TOOLS_DIR once (npm, pinned version).
+fauxqs_install() {
+	if [ -f "$OUTBOX_TOOLS_DIR/node_modules/fauxqs/package.json" ] &&
+	   grep -q "\"version\": \"$FAUXQS_VERSION\"" "$OUTBOX_TOOLS_DIR/node_modules/fauxqs/package.json"; then
+		return 0
+	fi
+	mkdir -p "$OUTBOX_TOOLS_DIR"
+	(cd "$OUTBOX_TOOLS_DIR" && npm install --no-audit --no-fund --silent "fauxqs@$FAUXQS_VERSION") >&2
+}
+
+pg_start() {
+	local port dir
+	port=$(free_port) || return 1
+	dir=$(mktemp -d /tmp/outbox-pg.XXXXXX)
+	chown postgres: "$dir"
+	runuser -u postgres -- "$OUTBOX_PG_BIN/initdb" -D "$dir/data" -U postgres \
+		--auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || {
+		cat "$dir/initdb.log" >&2; return 1; }
+	cat >>"$dir/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$dir'
+fsync = off
+full_page_writes = off
+max_connections = 200
+log_min_messages = warning
+CONF
+	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null || {
+		cat "$dir/server.log" >&2; return 1; }
+	export OUTBOX_TEST_PG_DATA="$dir/data" OUTBOX_TEST_PG_PORT="$port" OUTBOX_TEST_PG_BIN="$OUTBOX_PG_BIN"
+	export OUTBOX_TEST_PG_CONNINFO="postgresql://postgres@127.0.0.1:$port/postgres"
+}
+
+pg_stop() {
+	[ -n "${OUTBOX_TEST_PG_DATA:-}" ] || return 0
+	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$OUTBOX_TEST_PG_DATA" -m immediate stop >/dev/null 2>&1
+	rm -rf "$(dirname "$OUTBOX_TEST_PG_DATA")"
+	unset OUTBOX_TEST_PG_DATA
+}
+
+fauxqs_start() {
+	local port
+	fauxqs_install || return 1
+	port=$(free_port) || return 1
+	(cd "$OUTBOX_TOOLS_DIR" && exec node --input-type=module -e \
+		"import {buildApp} from 'fauxqs'; await buildApp({logger:false}).listen({port:$port, host:'127.0.0.1'})" \
+		>"$OUTBOX_TOOLS_DIR/fauxqs-$port.log" 2>&1) &
+	FAUXQS_PID=$!
+	for _ in $(seq 1 100); do
+		if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+			export OUTBOX_TEST_AWS_ENDPOINT="http://127.0.0.1:$port" FAUXQS_PID
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "fauxqs did not answer on port $port" >&2
+	cat "$OUTBOX_TOOLS_DIR/fauxqs-$port.log" >&2
+	return 1
+}
+
+fauxqs_stop() {
+	[ -n "${FAUXQS_PID:-}" ] || return 0
+	kill "$FAUXQS_PID" 2>/dev/null
+	wait "$FAUXQS_PID" 2>/dev/null
+	unset FAUXQS_PID
+}
+
+services_start() {
+	pg_start || return 1
+	fauxqs_start || return 1
+	export AWS_ACCESS_KEY_ID=AKIDOUTBOXTEST AWS_SECRET_ACCESS_KEY=outbox-test-secret AWS_REGION=us-east-1
+	unset AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_ENDPOINT_URL_SQS AWS_ENDPOINT_URL_S3
+}
+
+services_stop() {
+	fauxqs_stop
+	pg_stop
+}
