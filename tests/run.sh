@@ -19,7 +19,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 install_deps() {
 	local pkgs=(build-essential autoconf automake libtool pkg-config
 		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libcmocka-dev
-		postgresql-15 nodejs npm curl ca-certificates valgrind)
+		postgresql-15 postgresql-client-15 nodejs npm curl ca-certificates valgrind jq)
 	local missing=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,71 @@
+# test_ctl_basics.sh: outboxctl migrate, enqueue-news and status on a real
+# PostgreSQL.
+. "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
+require_pg
+
+db=$(newdb outbox_test_ctl)
+ini="$TEST_TMP/relay.ini"
+write_ini "$ini" "$db"
+
+# --- migrate: applies, then is a no-op, then refuses an edited file -------
+cp -r "$OUTBOX_SRCDIR/migrations" "$TEST_TMP/migrations"
+export OUTBOX_MIGRATIONS_DIR="$TEST_TMP/migrations"
+"$OUTBOXCTL" -c "$ini" migrate >"$TEST_TMP/m1.out" 2>&1
+check "first migrate applies V1" grep -q "applied 1 migrations" "$TEST_TMP/m1.out"
+before=$(psql_q "$db" "SELECT count(*) || ':' || max(applied_at) FROM outbox.schema_migrations")
+"$OUTBOXCTL" -c "$ini" migrate >"$TEST_TMP/m2.out" 2>&1
+after=$(psql_q "$db" "SELECT count(*) || ':' || max(applied_at) FROM outbox.schema_migrations")
+check "second migrate is a no-op" grep -q "up to date" "$TEST_TMP/m2.out"
+check "second migrate recorded nothing" test "$before" = "$after"
+
+echo "-- edited after it was applied" >>"$TEST_TMP/migrations/V1__core_schema.sql"
+rc=0
+"$OUTBOXCTL" -c "$ini" migrate >"$TEST_TMP/m3.out" 2>&1 || rc=$?
+check "edited migration: exit 78" test "$rc" -eq 78
+check "edited migration: message names the file" grep -q 'migration ".*V1__core_schema.sql" has changed' "$TEST_TMP/m3.out"
+export OUTBOX_MIGRATIONS_DIR="$OUTBOX_SRCDIR/migrations"
+
+# --- enqueue-news: a bad line is reported and writes nothing -------------
+cat >"$TEST_TMP/news.jsonl" <<'JSONL'
+{"source":"reuters","url":"https://example.com/1","published_at":"2026-11-30T09:00:00Z","title":"one","body":"b"}
+{"source":"reuters","url":"https://example.com/2", "title": broken
+{"source":"reuters","url":"https://example.com/3","published_at":"2026-11-30T09:00:00Z","title":"three","body":"b"}
+
+{"source":"reuters","published_at":"2026-11-30T09:00:00Z","title":"no url","body":"b"}
+JSONL
+rc=0
+"$OUTBOXCTL" -c "$ini" enqueue-news "$TEST_TMP/news.jsonl" >"$TEST_TMP/e1.out" 2>"$TEST_TMP/e1.err" || rc=$?
+check "enqueue-news with bad lines exits 1" test "$rc" -eq 1
+check "malformed JSON is reported with its line" grep -q "news.jsonl:2: invalid JSON" "$TEST_TMP/e1.err"
+check "invalid item is reported with its line" grep -q 'news.jsonl:5: news item needs a non-empty string "url"' "$TEST_TMP/e1.err"
+check "two good lines printed" test "$(grep -cE '^[0-9a-f]{64} news:[0-9a-f]{64}:0$' "$TEST_TMP/e1.out")" -eq 2
+check "two jobs, two events" test "$(psql_q "$db" "SELECT count(*) || '/' || (SELECT count(*) FROM outbox.outbox_events) FROM outbox.jobs")" = "2/2"
+check "printed ids are the stored ids" test "$(cut -d' ' -f1 "$TEST_TMP/e1.out" | sort | tr '\n' ' ')" = "$(psql_q "$db" "SELECT string_agg(job_id, ' ' ORDER BY job_id) || ' ' FROM outbox.jobs")"
+
+rc=0
+"$OUTBOXCTL" -c "$ini" enqueue-news - <"$TEST_TMP/news.jsonl" >"$TEST_TMP/e2.out" 2>"$TEST_TMP/e2.err" || rc=$?
+check "re-enqueue from stdin reports existing jobs" test "$(grep -c 'already enqueued' "$TEST_TMP/e2.out")" -eq 2
+check "re-enqueue leaves exactly one of each" test "$(psql_q "$db" "SELECT count(*) || '/' || (SELECT count(*) FROM outbox.outbox_events) FROM outbox.jobs")" = "2/2"
+
+rc=0
+"$OUTBOXCTL" -c "$ini" enqueue-news --destination nowhere "$TEST_TMP/news.jsonl" >/dev/null 2>"$TEST_TMP/e3.err" || rc=$?
+check "unknown destination is a usage error" test "$rc" -eq 64
+check "unknown destination is named" grep -q 'destination "nowhere" is not configured' "$TEST_TMP/e3.err"
+
+# --- status --------------------------------------------------------------
+"$OUTBOXCTL" -c "$ini" status --json >"$TEST_TMP/s.json"
+check "status --json: news counts" test "$(jq -r '.destinations.news.jobs.PENDING, .destinations.news.outbox.NEW' "$TEST_TMP/s.json" | tr '\n' ' ')" = "2 2 "
+check "status --json: every state present with zeros" test "$(jq -c '.destinations.price' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":0,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":0,"PUBLISHED":0,"DEAD":0},"oldest_new_age_seconds":null,"oldest_due_pending_age_seconds":null}'
+check "status --json: totals" test "$(jq -c '.totals' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":2,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":2,"PUBLISHED":0,"DEAD":0}}'
+check "status --json: oldest NEW age is a number" test "$(jq -r '.destinations.news.oldest_new_age_seconds | type' "$TEST_TMP/s.json")" = number
+"$OUTBOXCTL" -c "$ini" status >"$TEST_TMP/s.txt"
+check "status text lists the destinations" grep -qE '^news +2 +0 +0 +0 +2 +0 +0' "$TEST_TMP/s.txt"
+
+# --- a database that is not there: exit 69 --------------------------------
+write_ini "$TEST_TMP/down.ini" "postgresql://postgres@127.0.0.1:9/none"
+rc=0
+"$OUTBOXCTL" -c "$TEST_TMP/down.ini" status >/dev/null 2>"$TEST_TMP/down.err" || rc=$?
+check "unreachable database: exit 69" test "$rc" -eq 69
+check "unreachable database: says so" grep -q "could not connect to the database" "$TEST_TMP/down.err"
+
+finish
