@@ -106,7 +106,7 @@ struct cfg_parser {
 	/* Only for messages; a key can never be longer than one inih line. */
 	char prev_key[INI_MAX_LINE];
 	enum cfg_sect_kind kind;
-	char section[CFG_MAX_NAME_LEN + 1]; /* as written between the brackets */
+	char section[sizeof(CFG_DEST_PREFIX) + CFG_DEST_NAME_MAX]; /* as written between the brackets */
 	int section_line;
 	size_t dest_idx;          /* current destination when kind == CFG_SECT_DEST */
 	int fixed_line[CFG_N_FIXED]; /* header line of each fixed section, 0 if absent */
@@ -213,7 +213,7 @@ void cfg_plugin_option_error(struct cfg_errors *errs, const struct cfg *cfg,
 			     const struct cfg_destination *d,
 			     const struct cfg_plugin_option *opt, const char *fmt, ...)
 {
-	char section[sizeof(CFG_DEST_PREFIX) + CFG_MAX_NAME_LEN];
+	char section[sizeof(CFG_DEST_PREFIX) + CFG_DEST_NAME_MAX];
 	char *key = NULL;
 	va_list ap;
 	int n;
@@ -496,6 +496,18 @@ static bool cfg_is_blank_or_comment(const char *s)
 	return *s == '\0' || *s == ';' || *s == '#';
 }
 
+/*
+ * We parse headers ourselves, so inih's truncation does not apply to them;
+ * the 48-byte limit is kept for symmetry with keys, but a destination name
+ * may have its full 40 bytes after "destination:".
+ */
+static size_t cfg_section_max(const char *name)
+{
+	if (strncmp(name, CFG_DEST_PREFIX, strlen(CFG_DEST_PREFIX)) == 0)
+		return strlen(CFG_DEST_PREFIX) + CFG_DEST_NAME_MAX;
+	return CFG_MAX_NAME_LEN;
+}
+
 /* t points at the '[' of a header line; it is modified. */
 static void cfg_section_start(struct cfg_parser *p, char *t)
 {
@@ -512,9 +524,9 @@ static void cfg_section_start(struct cfg_parser *p, char *t)
 		return;
 	}
 	*end = '\0';
-	if (strlen(name) > CFG_MAX_NAME_LEN) {
-		cfg_error(p, p->line, NULL, NULL,
-			  "section name \"%s\" is too long (at most %d bytes)", name, CFG_MAX_NAME_LEN);
+	if (strlen(name) > cfg_section_max(name)) {
+		cfg_error(p, p->line, NULL, NULL, "section name \"%s\" is too long (at most %zu bytes)",
+			  name, cfg_section_max(name));
 		return;
 	}
 	snprintf(p->section, sizeof(p->section), "%s", name); /* length checked above */

@@ -95,7 +95,10 @@ struct cfg {
 	size_t n_destinations;
 };
 
-/* Longest section or key name accepted: inih silently truncates at 49. */
+/*
+ * Longest key or section name accepted: inih silently truncates at 49.
+ * [destination:NAME] headers may be longer (NAME has up to 40 bytes).
+ */
 #define CFG_MAX_NAME_LEN 48
 
 /*

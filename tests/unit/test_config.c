@@ -1,0 +1,349 @@
+/*
+ * test_config.c: relay.ini parsing (core/config.c).
+ *
+ * Error cases are table-driven: tests/unit/config/NAME.ini must fail to load
+ * with exactly the lines of NAME.expected, where the fixture directory is
+ * cut from the front of each message so the expected files do not depend on
+ * where the source tree lives (make distcheck builds elsewhere).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Not "config.h": with -I. that name finds autoconf's header first. */
+#include "../../core/config.h"
+
+#define FIXTURE_DIR OUTBOX_SRCDIR "/tests/unit/config/"
+#define SAMPLE_PATH OUTBOX_BUILDDIR "/conf/relay.ini.sample"
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int c;
+
+	if (!f)
+		fail_msg("cannot open %s", path);
+	mem = open_memstream(&buf, &len);
+	assert_non_null(mem);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, mem);
+	fclose(f);
+	fclose(mem);
+	return buf;
+}
+
+/* All messages, one per line, with the fixture directory cut off. */
+static char *join_errors(const struct cfg_errors *errs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	assert_non_null(mem);
+	for (size_t i = 0; i < errs->n; i++) {
+		const char *m = errs->msgs[i];
+
+		if (strncmp(m, FIXTURE_DIR, strlen(FIXTURE_DIR)) == 0)
+			m += strlen(FIXTURE_DIR);
+		fprintf(mem, "%s\n", m);
+	}
+	fclose(mem);
+	return buf;
+}
+
+static char *fixture_path(const char *name, const char *ext)
+{
+	char *path = NULL;
+
+	assert_true(asprintf(&path, "%s%s%s", FIXTURE_DIR, name, ext) > 0);
+	return path;
+}
+
+static void test_error_fixture(void **state)
+{
+	const char *name = *state;
+	char *ini = fixture_path(name, ".ini");
+	char *expected_path = fixture_path(name, ".expected");
+	char *expected = read_file(expected_path);
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+	char *got;
+
+	assert_int_equal(cfg_load(ini, &cfg, &errs), -1);
+	assert_null(cfg);
+	got = join_errors(&errs);
+	assert_string_equal(got, expected);
+	assert_int_equal(errs.dropped, 0);
+	free(got);
+	free(expected);
+	free(expected_path);
+	free(ini);
+	cfg_errors_free(&errs);
+}
+
+static struct cfg *load_ok(const char *path)
+{
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+	int rc = cfg_load(path, &cfg, &errs);
+
+	if (rc != 0) {
+		cfg_errors_print(&errs, stderr);
+		fail_msg("%s did not load", path);
+	}
+	assert_non_null(cfg);
+	assert_int_equal(cfg_errors_count(&errs), 0);
+	cfg_errors_free(&errs);
+	return cfg;
+}
+
+static struct cfg *load_fixture_ok(const char *name)
+{
+	char *path = fixture_path(name, ".ini");
+	struct cfg *cfg = load_ok(path);
+
+	assert_string_equal(cfg->file, path);
+	free(path);
+	return cfg;
+}
+
+static void assert_option(const struct cfg_plugin_option *o, const char *key,
+			  const char *value, int line)
+{
+	assert_string_equal(o->key, key);
+	assert_string_equal(o->value, value);
+	assert_int_equal(o->line, line);
+}
+
+static void assert_sample_destination(const struct cfg *cfg, const char *name,
+				      const char *plugin)
+{
+	const struct cfg_destination *d = cfg_find_destination(cfg, name);
+	char url[128];
+
+	assert_non_null(d);
+	assert_string_equal(d->plugin, plugin);
+	snprintf(url, sizeof(url), "http://127.0.0.1:4566/000000000000/%s", name);
+	assert_string_equal(d->queue_url, url);
+	snprintf(url, sizeof(url), "http://127.0.0.1:4566/000000000000/%s-dlq", name);
+	assert_string_equal(d->dlq_url, url);
+	assert_int_equal(d->max_receive_count, 5);
+	assert_true(d->line > 0 && d->plugin_line > d->line);
+}
+
+/* The installed sample, as generated from conf/relay.ini.sample.in. */
+static void test_sample(void **state)
+{
+	struct cfg *cfg = load_ok(SAMPLE_PATH);
+	const struct cfg_destination *news;
+
+	(void)state;
+	assert_string_equal(cfg->database.conninfo, "postgresql://outbox@127.0.0.1:5432/outbox");
+	assert_string_equal(cfg->aws.region, "ap-northeast-2");
+	assert_string_equal(cfg->aws.endpoint_url, "http://127.0.0.1:4566");
+	assert_string_equal(cfg->s3.bucket, "intraday-artifacts");
+	assert_string_equal(cfg->s3.prefix, "prices/");
+	assert_string_equal(cfg->s3.endpoint_url, "http://127.0.0.1:4566");
+	assert_int_equal(cfg->relay.claim_lease_seconds, 30);
+	assert_int_equal(cfg->consumer.shutdown_grace_seconds, 30);
+	assert_int_equal(cfg->n_destinations, 3);
+	assert_sample_destination(cfg, "news", "news_llm");
+	assert_sample_destination(cfg, "price", "price_trigger");
+	assert_sample_destination(cfg, "explanation", "explanation");
+	news = cfg_find_destination(cfg, "news");
+	assert_int_equal(news->n_plugin_options, 3);
+	assert_string_equal(news->plugin_options[0].key, "endpoint");
+	assert_string_equal(news->plugin_options[0].value, "https://api.openai.com/v1");
+	assert_string_equal(news->plugin_options[1].key, "model");
+	assert_string_equal(news->plugin_options[2].key, "api_key_env");
+	assert_string_equal(news->plugin_options[2].value, "OPENAI_API_KEY");
+	assert_int_equal(cfg_find_destination(cfg, "price")->n_plugin_options, 0);
+	cfg_free(cfg);
+}
+
+static void test_defaults(void **state)
+{
+	struct cfg *cfg = load_fixture_ok("defaults");
+	const struct cfg_destination *d = &cfg->destinations[0];
+
+	(void)state;
+	assert_string_equal(cfg->database.conninfo, "host=127.0.0.1 dbname=outbox");
+	assert_null(cfg->aws.region);
+	assert_null(cfg->aws.endpoint_url);
+	assert_null(cfg->s3.bucket);
+	assert_string_equal(cfg->s3.prefix, "prices/");
+	assert_null(cfg->s3.endpoint_url);
+	assert_int_equal(cfg->relay.batch_size, 10);
+	assert_int_equal(cfg->relay.poll_interval_ms, 500);
+	assert_int_equal(cfg->relay.retry_base_seconds, 2);
+	assert_int_equal(cfg->relay.retry_max_seconds, 300);
+	assert_int_equal(cfg->relay.claim_lease_seconds, 30);
+	assert_int_equal(cfg->consumer.workers, 4);
+	assert_int_equal(cfg->consumer.wait_time_seconds, 20);
+	assert_int_equal(cfg->consumer.visibility_timeout_seconds, 60);
+	assert_int_equal(cfg->consumer.lease_seconds, 60);
+	assert_int_equal(cfg->consumer.shutdown_grace_seconds, 30);
+	assert_int_equal(cfg->n_destinations, 1);
+	assert_string_equal(d->name, "news");
+	assert_int_equal(d->line, 5);
+	assert_null(d->dlq_url);
+	assert_int_equal(d->max_receive_count, 5);
+	assert_int_equal(d->plugin_line, 7);
+	assert_int_equal(d->n_plugin_options, 0);
+	assert_null(d->plugin_options);
+	cfg_free(cfg);
+}
+
+static void test_plugin_options(void **state)
+{
+	struct cfg *cfg = load_fixture_ok("plugin_options");
+	const struct cfg_destination *news = cfg_find_destination(cfg, "news");
+	const struct cfg_destination *price = cfg_find_destination(cfg, "price-2");
+
+	(void)state;
+	assert_int_equal(cfg->relay.retry_base_seconds, 300);
+	assert_int_equal(cfg->relay.retry_max_seconds, 300);
+	assert_non_null(news);
+	assert_int_equal(news->plugin_line, 11);
+	assert_int_equal(news->n_plugin_options, 3);
+	/* " ;" starts a comment; ";" without a space before it does not. */
+	assert_option(&news->plugin_options[0], "endpoint", "https://api.example.com/v1", 10);
+	assert_option(&news->plugin_options[1], "model", "gpt-4o-mini;not-a-comment", 12);
+	assert_option(&news->plugin_options[2], "api_key_env", "OPENAI_API_KEY", 13);
+	assert_non_null(price);
+	assert_int_equal(price->line, 15);
+	assert_int_equal(price->max_receive_count, 1000);
+	assert_null(cfg_find_destination(cfg, "price"));
+	cfg_free(cfg);
+}
+
+static void test_secret_not_echoed(void **state)
+{
+	char *path = fixture_path("secret", ".ini");
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+
+	(void)state;
+	assert_int_equal(cfg_load(path, &cfg, &errs), -1);
+	assert_int_equal(errs.n, 2);
+	for (size_t i = 0; i < errs.n; i++) {
+		assert_null(strstr(errs.msgs[i], "hunter2"));
+		assert_null(strstr(errs.msgs[i], "password"));
+	}
+	cfg_errors_free(&errs);
+	free(path);
+}
+
+static void test_missing_file(void **state)
+{
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+
+	(void)state;
+	assert_int_equal(cfg_load(FIXTURE_DIR "no-such-file.ini", &cfg, &errs), -1);
+	assert_null(cfg);
+	assert_int_equal(errs.n, 1);
+	assert_string_equal(errs.msgs[0], FIXTURE_DIR
+			    "no-such-file.ini: could not open file: No such file or directory");
+	cfg_errors_free(&errs);
+	assert_int_equal(errs.n, 0);
+	assert_null(errs.msgs);
+}
+
+/* Earlier errors in the list do not make a good file fail. */
+static void test_errors_accumulate(void **state)
+{
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+	char *path = fixture_path("defaults", ".ini");
+
+	(void)state;
+	cfg_errors_add(&errs, "earlier: %d", 1);
+	assert_int_equal(cfg_load(path, &cfg, &errs), 0);
+	assert_non_null(cfg);
+	assert_int_equal(cfg_errors_count(&errs), 1);
+	cfg_free(cfg);
+	cfg_errors_free(&errs);
+	free(path);
+}
+
+static void test_plugin_option_error(void **state)
+{
+	struct cfg *cfg = load_fixture_ok("plugin_options");
+	const struct cfg_destination *news = cfg_find_destination(cfg, "news");
+	struct cfg_errors errs = { 0 };
+	char *got;
+
+	(void)state;
+	cfg_plugin_option_error(&errs, cfg, news, &news->plugin_options[1],
+				"unknown model \"%s\"", news->plugin_options[1].value);
+	cfg_plugin_option_error(&errs, cfg, news, NULL, "missing required key \"plugin.%s\"",
+				"token_env");
+	got = join_errors(&errs);
+	assert_string_equal(got,
+			    "plugin_options.ini:12: [destination:news] plugin.model: "
+			    "unknown model \"gpt-4o-mini;not-a-comment\"\n"
+			    "plugin_options.ini:8: [destination:news]: "
+			    "missing required key \"plugin.token_env\"\n");
+	free(got);
+	cfg_errors_free(&errs);
+	cfg_free(cfg);
+}
+
+static void test_errors_print(void **state)
+{
+	struct cfg_errors errs = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(mem);
+	cfg_errors_add(&errs, "a.ini:%d: first", 1);
+	cfg_errors_add(&errs, "a.ini:%d: second", 2);
+	cfg_errors_print(&errs, mem);
+	fclose(mem);
+	assert_string_equal(buf, "a.ini:1: first\na.ini:2: second\n");
+	assert_int_equal(cfg_errors_count(&errs), 2);
+	free(buf);
+	cfg_errors_free(&errs);
+}
+
+#define ERROR_FIXTURE(name) { #name, test_error_fixture, NULL, NULL, (void *)#name }
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_plugin_options),
+		cmocka_unit_test(test_secret_not_echoed),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_errors_accumulate),
+		cmocka_unit_test(test_plugin_option_error),
+		cmocka_unit_test(test_errors_print),
+		ERROR_FIXTURE(missing_queue_url),
+		ERROR_FIXTURE(unknown_key),
+		ERROR_FIXTURE(bad_number),
+		ERROR_FIXTURE(out_of_range),
+		ERROR_FIXTURE(unknown_section),
+		ERROR_FIXTURE(many_errors),
+		ERROR_FIXTURE(duplicate_key),
+		ERROR_FIXTURE(long_names),
+		ERROR_FIXTURE(continuation),
+		ERROR_FIXTURE(secret),
+		ERROR_FIXTURE(missing_sections),
+		ERROR_FIXTURE(syntax),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
