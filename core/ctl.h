@@ -48,5 +48,10 @@ void ctl_error(const char *fmt, ...) OUTBOX_PRINTF(1, 2);
 int cmd_migrate(struct ctl *ctl, int argc, char **argv);
 int cmd_enqueue_news(struct ctl *ctl, int argc, char **argv);
 int cmd_status(struct ctl *ctl, int argc, char **argv);
+int cmd_create_queues(struct ctl *ctl, int argc, char **argv);   /* cmd_create_queues.c */
+int cmd_dead(struct ctl *ctl, int argc, char **argv);            /* cmd_dead.c */
+int cmd_redrive(struct ctl *ctl, int argc, char **argv);         /* cmd_redrive.c */
+int cmd_ingest_window(struct ctl *ctl, int argc, char **argv);   /* cmd_ingest_window.c */
+int cmd_reconcile_artifacts(struct ctl *ctl, int argc, char **argv); /* cmd_reconcile.c */
 
 #endif

@@ -24,6 +24,13 @@ static const struct command commands[] = {
 	{"migrate", cmd_migrate, "migrate [--dir DIR]"},
 	{"enqueue-news", cmd_enqueue_news, "enqueue-news [--destination D] FILE|-"},
 	{"status", cmd_status, "status [--json]"},
+	{"create-queues", cmd_create_queues, "create-queues [--json]"},
+	{"dead", cmd_dead, "dead [--destination D] [--json]"},
+	{"redrive", cmd_redrive, "redrive JOB_ID..."},
+	{"ingest-window", cmd_ingest_window,
+	 "ingest-window --symbol S --window-start ISO8601 --bars FILE [--backfill]"},
+	{"reconcile-artifacts", cmd_reconcile_artifacts,
+	 "reconcile-artifacts [--grace SECONDS] [--dry-run] [--json]"},
 };
 
 static void usage(FILE *out)

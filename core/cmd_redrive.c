@@ -1,0 +1,15 @@
+/*
+ * cmd_redrive.c: outboxctl redrive (spec section 6).
+ *
+ * Placeholder while the command is being built: it refuses to run.
+ */
+#include "ctl.h"
+
+int cmd_redrive(struct ctl *ctl, int argc, char **argv)
+{
+	(void)ctl;
+	(void)argc;
+	(void)argv;
+	ctl_error("command \"redrive\" is not available in this build");
+	return CTL_EXIT_FAILURE;
+}
