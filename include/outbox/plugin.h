@@ -12,12 +12,19 @@
  *   execute   once per claimed job, outside any database transaction
  *   commit    once per successful execute, inside the host's transaction that
  *             also marks the job SUCCEEDED: both commit or neither does
- *   destroy   exactly once per successful init, at shutdown
+ *   destroy   exactly once per init, even when init failed, at shutdown
+ *             or when a reload removes the destination
  *
  * Threading: the host calls execute() and commit() of one instance from its
  * worker threads.  Unless the descriptor sets OUTBOX_PLUGIN_CONCURRENT the
- * host serialises all calls into one instance.  init and destroy are never
- * concurrent with anything else on that instance.
+ * host serialises all calls into one instance (one mutex per instance).
+ * Different instances of one plugin may run in parallel, so a plugin keeps
+ * no mutable global state.  init and destroy are never concurrent with
+ * anything else on that instance.
+ *
+ * Versioning: abi_major must equal the host's, the plugin's abi_minor must
+ * be <= the host's, and struct_size must be at least the descriptor size of
+ * that minor.  Members are only ever appended, in a new minor version.
  *
  * Plugins never exit, abort or assert; they report through the verdict.
  * Plugins never call process-wide init/cleanup functions
@@ -70,8 +77,8 @@ enum outbox_log_level {
 /* Types of "plugin.*" options; the host checks values before init(). */
 enum outbox_option_type {
 	OUTBOX_OPT_STRING = 0, /* any non-empty text */
-	OUTBOX_OPT_INT = 1,    /* decimal integer within [min, max] */
-	OUTBOX_OPT_DOUBLE = 2, /* decimal number within [min, max] */
+	OUTBOX_OPT_INT = 1,    /* decimal integer within [min, max] (see below) */
+	OUTBOX_OPT_DOUBLE = 2, /* finite decimal number within [min, max] */
 	OUTBOX_OPT_BOOL = 3,   /* true/false, yes/no, on/off, 1/0 */
 	OUTBOX_OPT_URL = 4,    /* http:// or https:// URL */
 };
@@ -79,9 +86,12 @@ enum outbox_option_type {
 /*
  * One "plugin.NAME" key.  The table is terminated by an entry whose name is
  * NULL.  default_value NULL means the key is required.  min and max bound
- * INT and DOUBLE values (ignored for other types); OUTBOX_OPT_SECRET_ENV
- * in flags marks a key whose value names an environment variable holding a
- * secret: the host checks the variable exists and never logs its content.
+ * INT and DOUBLE values (ignored for other types; min == max == 0 means
+ * unbounded).  OUTBOX_OPT_SECRET_ENV in flags marks a STRING key whose value
+ * names an environment variable holding a secret: the host checks at startup
+ * that the variable is set and not empty, and never logs its content; the
+ * plugin reads it with getenv(host->option(ctx, name)) in init().
+ * The table is borrowed by the host for as long as the .so stays loaded.
  */
 #define OUTBOX_OPT_SECRET_ENV 0x1u
 struct outbox_option {
@@ -110,10 +120,12 @@ struct outbox_job {
 
 /*
  * Where execute() leaves its outcome.
- *   msg     host-owned buffer of msg_size bytes (always >= 256); write a short
- *           reason for RETRY/FAIL (it is stored as the job's last_error).
+ *   msg     host-owned buffer of msg_size bytes (always >= 256), empty on
+ *           entry; write a short reason for RETRY/FAIL (it is stored as the
+ *           job's last_error).  The host NUL-terminates it after the call.
  *   output  set it to a NEW reference (or leave NULL); the host takes
- *           ownership and passes it, borrowed, to commit().
+ *           ownership and passes it, borrowed, to commit().  The host drops
+ *           it when the verdict is not OUTBOX_OK.
  */
 struct outbox_result {
 	char *msg;
@@ -141,7 +153,11 @@ struct outbox_host {
 	/*
 	 * Validated option values of this instance, by name without "plugin.".
 	 * The returned string is borrowed and lives as long as the instance.
-	 * Defaults have been applied; an unknown name returns NULL.
+	 * Defaults have been applied.  option() returns NULL for a name not in
+	 * the plugin's table (or a key without default the file left out: that
+	 * cannot happen, required keys are enforced).  The typed getters return
+	 * the parsed value; for an unknown name or a key of another type they
+	 * log an error and return 0 (0.0, false).
 	 */
 	const char *(*const option)(struct outbox_ctx *ctx, const char *name);
 	long long (*const option_int)(struct outbox_ctx *ctx, const char *name);
@@ -155,7 +171,9 @@ struct outbox_host {
 	 * Read an S3 artifact (the [s3] bucket) into a new buffer.  On success
 	 * returns 0 and *data (caller frees with free()) / *len; returns -1 on a
 	 * transient failure and -2 if the object does not exist or access is
-	 * denied, with a reason in err.
+	 * denied, with a reason in err.  Until the consumer provides database
+	 * and S3 access (e.g. under --check-config) this and the three services
+	 * below return -1 with "not available" in err.
 	 */
 	int (*const artifact_get)(struct outbox_ctx *ctx, const char *key,
 	                          char **data, size_t *len, char *err, size_t errlen);
@@ -215,26 +233,32 @@ struct outbox_plugin {
 	/*
 	 * Create an instance.  host and ctx are borrowed and live until
 	 * destroy().  Store the instance in *instance.  Return 0, or -1 with a
-	 * reason in err: the host refuses to start.  destroy() is called even
-	 * when init() fails, with whatever *instance was set to (maybe NULL).
+	 * reason in err (NUL-terminated by the host): the host refuses to
+	 * start.  destroy() is called exactly once even when init() fails, with
+	 * whatever *instance was set to (maybe NULL), so it must accept NULL.
+	 * Required, as are destroy and execute.
 	 */
-	int (*init)(const struct outbox_host *host, struct outbox_ctx *ctx,
-	            void **instance, char *err, size_t errlen);
-	void (*destroy)(void *instance);
+	int (*const init)(const struct outbox_host *host, struct outbox_ctx *ctx,
+	                  void **instance, char *err, size_t errlen);
+	void (*const destroy)(void *instance);
 
 	/* Do the work; no transaction is open.  See struct outbox_result. */
-	enum outbox_verdict (*execute)(void *instance, const struct outbox_job *job,
-	                               struct outbox_result *result);
+	enum outbox_verdict (*const execute)(void *instance,
+	                                     const struct outbox_job *job,
+	                                     struct outbox_result *result);
 
 	/*
 	 * Store the outcome through host->tx_exec / host->tx_enqueue; output is
 	 * the borrowed reference execute() left (may be NULL).  Return OUTBOX_OK;
 	 * OUTBOX_RETRY rolls back and retries later; OUTBOX_FAIL rolls back and
-	 * marks the job DEAD.  May be NULL when a plugin stores nothing.
+	 * marks the job DEAD.  err (msg size >= 256) is NUL-terminated by the
+	 * host.  May be NULL when a plugin stores nothing.
 	 */
-	enum outbox_verdict (*commit)(void *instance, const struct outbox_job *job,
-	                              const json_t *output, struct outbox_tx *tx,
-	                              char *err, size_t errlen);
+	enum outbox_verdict (*const commit)(void *instance,
+	                                    const struct outbox_job *job,
+	                                    const json_t *output,
+	                                    struct outbox_tx *tx,
+	                                    char *err, size_t errlen);
 };
 
 /*

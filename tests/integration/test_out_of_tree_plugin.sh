@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Install the build into a scratch DESTDIR, build a plugin out of tree from
+# plugins/example/example.c using only the installed header and
+# outboxd-plugin.pc, and load it with the real loader (tests/plugin-probe).
+set -euo pipefail
+
+: "${OUTBOX_SRCDIR:?}" "${OUTBOX_BUILDDIR:?}"
+command -v pkg-config >/dev/null || { echo "SKIP: pkg-config not found"; exit 77; }
+cc=${CC:-cc}
+command -v "$cc" >/dev/null || { echo "SKIP: no C compiler ($cc)"; exit 77; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A nested make must not join the jobserver of the `make check` running us.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	make -s -C "$OUTBOX_BUILDDIR" install DESTDIR="$tmp/root" >"$tmp/install.log" 2>&1 || {
+	cat "$tmp/install.log"; echo "FAIL: make install DESTDIR failed"; exit 1; }
+
+pc=$(find "$tmp/root" -name outboxd-plugin.pc -print -quit)
+[ -n "$pc" ] || { echo "FAIL: outboxd-plugin.pc was not installed"; exit 1; }
+hdr=$(find "$tmp/root" -path '*/outbox/plugin.h' -print -quit)
+[ -n "$hdr" ] || { echo "FAIL: outbox/plugin.h was not installed"; exit 1; }
+
+# The .pc file names the final prefix; the sysroot maps it into DESTDIR,
+# whatever prefix configure (or distcheck) chose.
+export PKG_CONFIG_PATH="$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export PKG_CONFIG_SYSROOT_DIR="$tmp/root"
+cflags=$(pkg-config --cflags outboxd-plugin)
+case "$cflags" in
+*"$tmp/root"*) ;;
+*) echo "FAIL: cflags \"$cflags\" do not point into the install tree"; exit 1 ;;
+esac
+abi=$(pkg-config --variable=abi_version outboxd-plugin)
+plugindir=$(pkg-config --variable=plugindir outboxd-plugin)
+[ -n "$plugindir" ] || { echo "FAIL: outboxd-plugin.pc has no plugindir"; exit 1; }
+# pkgconf puts the sysroot in front of variables too; pkg-config 0.29 does not.
+case "$plugindir" in "$tmp/root"/*) ;; *) plugindir="$tmp/root$plugindir" ;; esac
+[ -f "$plugindir/example.so" ] || {
+	echo "FAIL: example.so not installed in plugindir \"$plugindir\""; exit 1; }
+
+# Rename the copy, as a third party would, so nothing from the build tree
+# can stand in for it.
+mkdir -p "$tmp/plugins"
+sed 's/"example"/"thirdparty"/' "$OUTBOX_SRCDIR/plugins/example/example.c" >"$tmp/thirdparty.c"
+# shellcheck disable=SC2086 # pkg-config output is a word list
+"$cc" $cflags -std=c11 -Wall -Wextra -Werror -fPIC -shared \
+	-o "$tmp/plugins/thirdparty.so" "$tmp/thirdparty.c" $(pkg-config --libs jansson)
+
+out=$("$OUTBOX_BUILDDIR/tests/plugin-probe" "$tmp/plugins" thirdparty prefix=oot max_items=5)
+echo "$out"
+grep -qx "host ABI $abi" <<<"$out" || { echo "FAIL: host ABI differs from abi_version $abi"; exit 1; }
+grep -q '^verdict: OK (oot: handled probe job)$' <<<"$out" || { echo "FAIL: unexpected verdict"; exit 1; }
+
+# Without a database the commit's tx_exec is "not available": a transient failure.
+out=$("$OUTBOX_BUILDDIR/tests/plugin-probe" "$tmp/plugins" thirdparty dry_run=false)
+grep -q '^verdict: RETRY (commit: host service "tx_exec" is not available)$' <<<"$out" || {
+	echo "$out"; echo "FAIL: commit without database services"; exit 1; }
+
+# An option the copy does not declare is refused before init.
+if "$OUTBOX_BUILDDIR/tests/plugin-probe" "$tmp/plugins" thirdparty colour=red 2>"$tmp/err"; then
+	echo "FAIL: unknown option accepted"; exit 1
+fi
+grep -q 'plugin.colour: unknown key for plugin "thirdparty"' "$tmp/err" || {
+	cat "$tmp/err"; echo "FAIL: unknown option not reported"; exit 1; }
+echo "PASS: out-of-tree plugin built against the installed files and loaded"
