@@ -449,6 +449,7 @@ static void cfg_destination_start(struct cfg_parser *p, const char *name)
 	const struct cfg_destination *prev = cfg_find_destination(p->cfg, name);
 	struct cfg *cfg = p->cfg;
 	struct cfg_destination *ds, *d;
+	char *copy;
 
 	if (!cfg_matches_charset(name, "_-", CFG_DEST_NAME_MAX))
 		cfg_error(p, p->line, p->section, NULL,
@@ -456,16 +457,19 @@ static void cfg_destination_start(struct cfg_parser *p, const char *name)
 	if (prev)
 		cfg_error(p, p->line, p->section, NULL,
 			  "duplicate destination \"%s\" (first defined at line %d)", name, prev->line);
-	ds = realloc(cfg->destinations, (cfg->n_destinations + 1) * sizeof(*ds));
-	if (!ds)
+	copy = strdup(name);
+	ds = copy ? realloc(cfg->destinations, (cfg->n_destinations + 1) * sizeof(*ds)) : NULL;
+	if (!ds) {
+		free(copy);
 		goto oom;
+	}
 	cfg->destinations = ds;
 	d = &ds[cfg->n_destinations];
 	memset(d, 0, sizeof(*d));
 	cfg->n_destinations++;
 	d->line = p->line;
-	d->name = strdup(name);
-	if (!d->name || cfg_apply_defaults(d, true) < 0)
+	d->name = copy;
+	if (cfg_apply_defaults(d, true) < 0)
 		goto oom;
 	for (size_t i = 0; i < CFG_N_OPTS; i++) {
 		if (cfg_opt_is_dest(&cfg_opts[i]))
@@ -553,7 +557,8 @@ static void cfg_add_plugin_option(struct cfg_parser *p, struct cfg_destination *
 				  const char *name, const char *v)
 {
 	const char *key = name + strlen(CFG_PLUGIN_PREFIX);
-	struct cfg_plugin_option *opts, *o;
+	struct cfg_plugin_option *opts;
+	char *k, *val;
 
 	if (!cfg_matches_charset(key, "_", CFG_MAX_NAME_LEN)) {
 		cfg_error(p, p->line, p->section, name,
@@ -571,20 +576,17 @@ static void cfg_add_plugin_option(struct cfg_parser *p, struct cfg_destination *
 		cfg_error(p, p->line, p->section, name, "missing value");
 		return;
 	}
-	opts = realloc(d->plugin_options, (d->n_plugin_options + 1) * sizeof(*opts));
-	if (!opts)
-		goto oom;
+	k = strdup(key);
+	val = strdup(v);
+	opts = k && val ? realloc(d->plugin_options, (d->n_plugin_options + 1) * sizeof(*opts)) : NULL;
+	if (!opts) {
+		free(k);
+		free(val);
+		cfg_error(p, p->line, p->section, name, "out of memory");
+		return;
+	}
 	d->plugin_options = opts;
-	o = &opts[d->n_plugin_options];
-	o->line = p->line;
-	o->key = strdup(key);
-	o->value = strdup(v);
-	d->n_plugin_options++; /* counted even half-built, so cfg_free() frees it */
-	if (!o->key || !o->value)
-		goto oom;
-	return;
-oom:
-	cfg_error(p, p->line, p->section, name, "out of memory");
+	opts[d->n_plugin_options++] = (struct cfg_plugin_option){ k, val, p->line };
 }
 
 static void cfg_set_key(struct cfg_parser *p, const char *name, const char *v)
