@@ -317,6 +317,39 @@ fail:
 	return -1;
 }
 
+struct cfg_sink {
+	struct cfg_errors *errs;
+	const struct cfg *cfg;
+	const struct cfg_destination *dest;
+};
+
+static void cfg_sink_report(void *arg, const struct cfg_plugin_option *opt, const char *msg)
+{
+	const struct cfg_sink *sink = arg;
+
+	cfg_plugin_option_error(sink->errs, sink->cfg, sink->dest, opt, "%s", msg);
+}
+
+int plugin_instance_create_from_config(struct plugin_registry *reg,
+                                       const struct cfg *cfg,
+                                       const struct cfg_destination *dest,
+                                       const struct plugin_host_services *services,
+                                       struct cfg_errors *errs,
+                                       struct plugin_instance **out)
+{
+	struct cfg_sink sink = {.errs = errs, .cfg = cfg, .dest = dest};
+	const struct plugin_diag diag = {.report = cfg_sink_report, .arg = &sink};
+	const struct plugin_instance_spec spec = {
+		.destination = dest->name,
+		.plugin = dest->plugin,
+		.options = dest->plugin_options,
+		.n_options = dest->n_plugin_options,
+		.services = services,
+	};
+
+	return plugin_instance_create(reg, &spec, &diag, out);
+}
+
 /* init() failing still gets its destroy() (R4), right here. */
 static int run_init(struct plugin_instance *inst, const struct plugin_diag *diag)
 {

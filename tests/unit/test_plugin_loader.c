@@ -302,6 +302,56 @@ static void test_invalid_required_key(void **state)
 	assert_int_equal(probe.n, 1);
 }
 
+static const char config_text[] =
+	"[database]\n"                                                      /* 1 */
+	"conninfo = postgresql://outbox@127.0.0.1:5432/outbox\n"            /* 2 */
+	"\n"                                                                 /* 3 */
+	"[destination:news]\n"                                              /* 4 */
+	"queue_url = http://127.0.0.1:4566/000000000000/news\n"             /* 5 */
+	"plugin = good\n"                                                   /* 6 */
+	"plugin.greeting = hello\n"                                         /* 7 */
+	"plugin.count = many\n"                                             /* 8 */
+	"plugin.colour = red\n"                                             /* 9 */
+	"\n"
+	"[destination:price]\n"                                             /* 11 */
+	"queue_url = http://127.0.0.1:4566/000000000000/price\n"
+	"plugin = init_fails\n";                                            /* 13 */
+
+/* The convenience path: parsed relay.ini in, "FILE:LINE: [section] key: problem" out. */
+static void test_config_errors(void **state)
+{
+	char path[] = "/tmp/outbox-relay-XXXXXX";
+	struct cfg_errors errs = {0};
+	struct cfg *cfg = NULL;
+	struct plugin_instance *inst = NULL;
+	char want[600];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, config_text, sizeof(config_text) - 1),
+	                 (ssize_t)(sizeof(config_text) - 1));
+	close(fd);
+	assert_int_equal(cfg_load(path, &cfg, &errs), 0);
+	assert_int_equal(plugin_instance_create_from_config(reg, cfg, cfg_find_destination(cfg, "news"),
+	                                                    &services, &errs, &inst), -1);
+	assert_int_equal(plugin_instance_create_from_config(reg, cfg, cfg_find_destination(cfg, "price"),
+	                                                    &services, &errs, &inst), -1);
+	assert_null(inst);
+	for (size_t k = 0; k < errs.n; k++)
+		probe.msgs[probe.n++] = strdup(errs.msgs[k]);
+	snprintf(want, sizeof(want), "%s:8: [destination:news] plugin.count: invalid integer \"many\"", path);
+	assert_reported(want, NULL);
+	snprintf(want, sizeof(want), "%s:9: [destination:news] plugin.colour: unknown key", path);
+	assert_reported(want, NULL);
+	snprintf(want, sizeof(want), "%s:11: [destination:price]", path);
+	assert_reported(want, "plugin \"init_fails\" failed to start");
+	assert_int_equal(errs.n, 3);
+	assert_int_equal(probe.destroys, 1);
+	cfg_errors_free(&errs);
+	cfg_free(cfg);
+	unlink(path);
+}
+
 static void test_init_failure(void **state)
 {
 	struct plugin_instance *inst = NULL;
@@ -370,6 +420,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_option_limits_and_secrets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_required_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_services_unavailable, setup, teardown),
 	};
