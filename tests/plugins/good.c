@@ -5,10 +5,14 @@
  * "fixture:destroy") and commits through host->tx_exec ("fixture:commit"),
  * so tests with mock host services can count calls from the plugin's side.
  * A payload {"verdict": N} makes execute() return N, to test how the host
- * treats verdicts, including invalid ones.
+ * treats verdicts, including invalid ones.  A payload {"overlap_probe": true}
+ * makes execute() linger and count how many calls were inside it at once
+ * (the host must serialise them: this plugin is not CONCURRENT).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fixture.h"
 
@@ -17,6 +21,8 @@ struct good {
 	struct outbox_ctx *ctx;
 	const char *greeting;
 	long long count;
+	int in_flight;     /* calls inside execute() now (atomic) */
+	int max_in_flight; /* the most seen at once (atomic) */
 };
 
 static const struct outbox_option good_options[] = {
@@ -74,11 +80,32 @@ static void good_destroy(void *instance)
 	free(self);
 }
 
+static void good_overlap_probe(struct good *self, struct outbox_result *result)
+{
+	const struct timespec linger = {.tv_nsec = 20 * 1000 * 1000};
+	int now = __atomic_add_fetch(&self->in_flight, 1, __ATOMIC_SEQ_CST);
+	int seen = __atomic_load_n(&self->max_in_flight, __ATOMIC_SEQ_CST);
+
+	while (now > seen &&
+	       !__atomic_compare_exchange_n(&self->max_in_flight, &seen, now, false,
+	                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+	nanosleep(&linger, NULL);
+	__atomic_sub_fetch(&self->in_flight, 1, __ATOMIC_SEQ_CST);
+	result->output = json_pack("{s:i}", "max_in_flight",
+	                           __atomic_load_n(&self->max_in_flight, __ATOMIC_SEQ_CST));
+}
+
 static enum outbox_verdict good_execute(void *instance, const struct outbox_job *job,
                                         struct outbox_result *result)
 {
 	struct good *self = instance;
 	json_t *verdict = json_object_get(job->payload, "verdict");
+
+	if (json_is_true(json_object_get(job->payload, "overlap_probe"))) {
+		good_overlap_probe(self, result);
+		return result->output != NULL ? OUTBOX_OK : OUTBOX_RETRY;
+	}
 
 	if (json_is_integer(verdict)) {
 		/* Whatever the payload asks for, even an invalid verdict. */

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,49 @@ static void test_services_unavailable(void **state)
 	plugin_instance_destroy(inst);
 }
 
+#define OVERLAP_THREADS 4
+
+struct overlap_arg {
+	struct plugin_instance *inst;
+	json_t *payload;
+	int max_in_flight;
+};
+
+static void *overlap_worker(void *p)
+{
+	struct overlap_arg *arg = p;
+	char msg[256];
+	struct outbox_result res = {.msg = msg, .msg_size = sizeof(msg)};
+	struct outbox_job job = {.job_id = "abc", .job_type = "news", .payload = arg->payload};
+
+	if (plugin_instance_execute(arg->inst, &job, &res) == OUTBOX_OK)
+		arg->max_in_flight = (int)json_integer_value(json_object_get(res.output, "max_in_flight"));
+	json_decref(res.output);
+	return NULL;
+}
+
+/* The good fixture is not CONCURRENT: no two execute() calls may overlap. */
+static void test_calls_serialised(void **state)
+{
+	struct plugin_instance *inst = NULL;
+	pthread_t threads[OVERLAP_THREADS];
+	struct overlap_arg args[OVERLAP_THREADS];
+	json_t *payload = json_pack("{s:b}", "overlap_probe", 1);
+
+	assert_int_equal(create("good", &greeting, 1, &inst), 0);
+	assert_int_equal(plugin_instance_descriptor(inst)->flags & OUTBOX_PLUGIN_CONCURRENT, 0);
+	for (int k = 0; k < OVERLAP_THREADS; k++) {
+		args[k] = (struct overlap_arg){.inst = inst, .payload = payload, .max_in_flight = -1};
+		assert_int_equal(pthread_create(&threads[k], NULL, overlap_worker, &args[k]), 0);
+	}
+	for (int k = 0; k < OVERLAP_THREADS; k++) {
+		assert_int_equal(pthread_join(threads[k], NULL), 0);
+		assert_int_equal(args[k].max_in_flight, 1);
+	}
+	json_decref(payload);
+	plugin_instance_destroy(inst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +467,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_services_unavailable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_calls_serialised, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
