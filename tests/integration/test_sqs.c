@@ -120,7 +120,7 @@ static void test_batch_roundtrip(void **state)
 	struct sqs_entry_result r[SQS_MAX_BATCH_ENTRIES];
 	struct sqs_handle_entry h[SQS_MAX_BATCH_ENTRIES];
 	struct sqs_messages lists[20];
-	char ids[SQS_MAX_BATCH_ENTRIES][8];
+	char ids[SQS_MAX_BATCH_ENTRIES][24];
 	char bodies[SQS_MAX_BATCH_ENTRIES][64];
 	struct aws_result res;
 	size_t k = 0;
