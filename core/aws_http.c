@@ -444,7 +444,8 @@ int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
 	};
 	auth = sigv4_authorization(&sreq, &scope, &creds);
 	if (auth == NULL) {
-		(void)aws_result_fail(res, "InternalError", "could not sign the request");
+		/* Deterministic (a malformed header): retrying cannot help. */
+		(void)aws_result_fail(res, "SigningFailed", "could not sign the request");
 		goto out;
 	}
 	if (build_curl_headers(hdrs, sreq.n_headers, auth, &list) < 0 ||

@@ -368,8 +368,23 @@ static void test_request_headers(void **state)
 	assert_string_equal(json_string_value(json_object_get(h, "expect")), "");
 	assert_string_equal(json_string_value(json_object_get(h, "target")), "AmazonSQS.GetQueueUrl");
 	assert_string_equal(json_string_value(json_object_get(h, "contentType")), "application/x-amz-json-1.0");
+	assert_string_equal(json_string_value(json_object_get(h, "token")), "");
 	json_decref(h);
 	free(report);
+
+	/* Temporary credentials: the token is sent, and signed. */
+	setenv("AWS_SESSION_TOKEN", "session-token-for-test", 1);
+	struct aws_http *c = aws_stub_client(fx.proc.endpoint, AWS_SERVICE_SQS);
+	unsetenv("AWS_SESSION_TOKEN");
+	assert_non_null(c);
+	assert_int_equal(sqs_get_queue_url(c, "headers", &report, &res), 0);
+	h = json_loads(report, 0, NULL);
+	assert_non_null(h);
+	assert_string_equal(json_string_value(json_object_get(h, "token")), "session-token-for-test");
+	assert_non_null(strstr(json_string_value(json_object_get(h, "authorization")), "x-amz-security-token"));
+	json_decref(h);
+	free(report);
+	aws_http_free(c);
 }
 
 int main(void)
