@@ -70,8 +70,16 @@ fauxqs_start() {
 	local port
 	fauxqs_install || return 1
 	port=$(free_port) || return 1
-	(cd "$OUTBOX_TOOLS_DIR" && exec node --input-type=module -e \
-		"import {buildApp} from 'fauxqs'; await buildApp({logger:false}).listen({port:$port, host:'127.0.0.1'})" \
+	# An SQS store without a host name makes fauxqs name queues after the
+	# request's Host header (http://127.0.0.1:PORT/000000000000/NAME), so the
+	# queue URLs in relay.ini look like the spec's; by default it would say
+	# sqs.REGION.localhost and only accept that spelling.  SqsStore is not in
+	# the package's exports map, hence the file path (fauxqs is pinned).
+	(cd "$OUTBOX_TOOLS_DIR" && exec node --input-type=module -e "
+		import {buildApp} from 'fauxqs';
+		import {SqsStore} from '$OUTBOX_TOOLS_DIR/node_modules/fauxqs/dist/sqs/sqsStore.js';
+		const sqsStore = new SqsStore(); sqsStore.host = '';
+		await buildApp({logger:false, stores:{sqsStore}}).listen({port:$port, host:'127.0.0.1'})" \
 		>"$OUTBOX_TOOLS_DIR/fauxqs-$port.log" 2>&1) &
 	FAUXQS_PID=$!
 	for _ in $(seq 1 100); do
