@@ -11,7 +11,9 @@ write_ini "$ini" "$db"
 cp -r "$OUTBOX_SRCDIR/migrations" "$TEST_TMP/migrations"
 export OUTBOX_MIGRATIONS_DIR="$TEST_TMP/migrations"
 "$OUTBOXCTL" -c "$ini" migrate >"$TEST_TMP/m1.out" 2>&1
-check "first migrate applies V1" grep -q "applied 1 migrations" "$TEST_TMP/m1.out"
+n_core=$(ls "$TEST_TMP/migrations"/V*__*.sql | wc -l)
+check "first migrate applies every core file" grep -q "applied $n_core migrations" "$TEST_TMP/m1.out"
+check "every core file is recorded" test "$(psql_q "$db" "SELECT count(*) FROM outbox.schema_migrations WHERE component = 'core'")" -eq "$n_core"
 before=$(psql_q "$db" "SELECT count(*) || ':' || max(applied_at) FROM outbox.schema_migrations")
 "$OUTBOXCTL" -c "$ini" migrate >"$TEST_TMP/m2.out" 2>&1
 after=$(psql_q "$db" "SELECT count(*) || ':' || max(applied_at) FROM outbox.schema_migrations")
