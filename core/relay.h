@@ -5,12 +5,16 @@
  * destination: it claims due NEW events of that destination only, sends
  * them with SendMessageBatch and marks them PUBLISHED (or backs them off,
  * or marks them DEAD).  See docs/relay.md.
+ *
+ * The single pass (claim, send, mark) is in relay_lane.h, for programs
+ * that drive it themselves (outbox-bench, outbox-faultbench).
  */
 #ifndef OUTBOX_CORE_RELAY_H
 #define OUTBOX_CORE_RELAY_H
 
 #include "config.h"
 #include "log.h"
+#include "relay_lane.h"
 
 struct relay;
 
@@ -22,6 +26,14 @@ struct relay;
  * reconnect.
  */
 int relay_start(const struct cfg *cfg, const char *instance_id, struct relay **out) OUTBOX_MUSTCHECK;
+
+/*
+ * relay_start() with another publisher for every lane: "sqs" (what
+ * relay_start() uses), "null" or "fake" (core/publisher.h).  For the
+ * benchmarks; the daemon always publishes to SQS.
+ */
+int relay_start_publisher(const struct cfg *cfg, const char *instance_id,
+                          const char *publisher_kind, struct relay **out) OUTBOX_MUSTCHECK;
 
 /* Ask every lane to stop after its current batch, join them, free r.
  * NULL is a no-op. */
