@@ -1,0 +1,130 @@
+/*
+ * consumer_dlq.c: the dead-letter queue reader of one destination (spec
+ * section 4, rule 7).  For every message: record the evidence in
+ * outbox.dlq_messages and, if the body names a job of this destination
+ * and generation that is non-terminal without a live lease, mark it DEAD
+ * 'DLQ' in the same transaction; after COMMIT delete the DLQ copy.
+ *
+ * Outcomes recorded: marked_dead, unparseable, wrong_destination,
+ * unknown_job, already_terminal, leased, obsolete_generation.
+ */
+#include "consumer_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "consumer_message.h"
+
+/* Why the job was not marked (the CAS matched nothing). */
+static const char *not_marked_outcome(struct consumer_worker *w, const struct consumer_msg *pm,
+                                      char *err, size_t errlen)
+{
+	struct ledger_job job;
+	int rc = ledger_job_lookup(w->conn, pm->job_id, &job, err, errlen);
+
+	if (rc < 0)
+		return NULL;
+	if (rc == 0)
+		return "unknown_job";
+	if (job.status == LEDGER_SUCCEEDED || job.status == LEDGER_DEAD)
+		return "already_terminal";
+	if (job.redrive_generation != pm->redrive_generation)
+		return "obsolete_generation";
+	return "leased";
+}
+
+/* The outcome for a parsed message, inside the open transaction. */
+static const char *decide(struct consumer_worker *w, const struct consumer_msg *pm,
+                          char *err, size_t errlen)
+{
+	int rc;
+
+	if (strcmp(pm->destination, w->dest->name) != 0)
+		return "wrong_destination";
+	rc = ledger_mark_dlq(w->conn, pm->job_id, pm->redrive_generation, err, errlen);
+	if (rc < 0)
+		return NULL;
+	if (rc == 1)
+		return "marked_dead";
+	return not_marked_outcome(w, pm, err, errlen);
+}
+
+/* {system attributes..., "MessageAttributes": {...}} as text; NULL if none. */
+static char *attributes_json(const struct sqs_message *m)
+{
+	json_t *obj = m->attributes != NULL ? json_deep_copy(m->attributes) : json_object();
+	char *text = NULL;
+
+	if (obj == NULL)
+		return NULL;
+	if (m->message_attributes != NULL &&
+	    json_object_set_new(obj, "MessageAttributes",
+	                        json_deep_copy(m->message_attributes)) < 0)
+		goto out;
+	text = json_dumps(obj, JSON_COMPACT);
+out:
+	json_decref(obj);
+	return text;
+}
+
+/* Returns 0 when recorded (the copy may be deleted), -1 otherwise. */
+static int record(struct consumer_worker *w, const struct sqs_message *m)
+{
+	struct consumer_msg pm;
+	char why[256], err[512];
+	char *attrs = attributes_json(m);
+	bool parsed = consumer_message_parse(m->body, m->body_len, &pm, why, sizeof(why)) == 0;
+	const char *outcome = "unparseable";
+	int rc = -1;
+
+	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0)
+		goto out;
+	if (parsed)
+		outcome = decide(w, &pm, err, sizeof(err));
+	const struct ledger_dlq_record rec = {
+		w->dest->name, m->message_id, parsed ? pm.job_id : NULL,
+		parsed ? pm.event_id : NULL, m->body, attrs, m->receive_count, outcome,
+	};
+	if (outcome == NULL || ledger_record_dlq(w->conn, &rec, err, sizeof(err)) < 0 ||
+	    consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
+		char ignored[64];
+
+		if (consumer_tx(w, "ROLLBACK", ignored, sizeof(ignored)) < 0)
+			consumer_worker_db_failed(w);
+		goto out;
+	}
+	log_warning("dead-letter message recorded: %s dest=%s message_id=%s job_id=%s"
+	            " receive_count=%d", outcome, w->dest->name, m->message_id,
+	            parsed ? pm.job_id : "-", m->receive_count);
+	rc = 0;
+out:
+	if (rc < 0) {
+		log_warning("could not record a dead-letter message: %s dest=%s message_id=%s", err,
+		            w->dest->name, m->message_id);
+		consumer_worker_db_failed(w);
+	}
+	free(attrs);
+	return rc;
+}
+
+void *consumer_dlq_main(void *arg)
+{
+	struct consumer_worker *w = arg;
+
+	while (!consumer_stopping(w->c)) {
+		struct sqs_messages msgs = {0};
+
+		if (consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
+			continue;
+		for (size_t i = 0; i < msgs.n; i++) {
+			if (consumer_worker_ensure(w) == 0 && record(w, &msgs.items[i]) == 0)
+				consumer_worker_delete(w, w->dest->dlq_url, &msgs.items[i]);
+		}
+		consumer_worker_flush_deletes(w, w->dest->dlq_url);
+		sqs_messages_free(&msgs);
+	}
+	return NULL;
+}

@@ -1,0 +1,87 @@
+/*
+ * consumer_internal.h: what consumer.c, consumer_worker.c and
+ * consumer_dlq.c share.  Not for other parts of the core: they use
+ * consumer.h.
+ */
+#ifndef OUTBOX_CORE_CONSUMER_INTERNAL_H
+#define OUTBOX_CORE_CONSUMER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+#include "aws_env.h"
+#include "aws_http.h"
+#include "consumer.h"
+#include "heartbeat.h"
+#include "ledger.h"
+#include "sqs.h"
+
+struct consumer_worker {
+	struct consumer *c;                    /* borrowed: the owner */
+	const struct cfg_destination *dest;    /* borrowed from cfg */
+	struct plugin_instance *inst;          /* borrowed; NULL for a DLQ reader */
+	size_t slot;                           /* heartbeat slot */
+	bool dlq;                              /* reads dest->dlq_url */
+	char claimed_by[LEDGER_CLAIMED_BY_MAX]; /* unique per worker and process */
+	PGconn *conn;                          /* owned; NULL while disconnected */
+	struct aws_http *sqs;                  /* owned */
+	int backoff_ms;                        /* next reconnect/receive backoff */
+	pthread_t thread;
+	bool started;
+	/* Deletions waiting for one DeleteMessageBatch; handles borrowed from
+	 * the receive batch being processed. */
+	struct sqs_handle_entry del[SQS_MAX_BATCH_ENTRIES];
+	char del_ids[SQS_MAX_BATCH_ENTRIES][4];
+	size_t n_del;
+};
+
+struct consumer {
+	const struct cfg *cfg;                       /* borrowed */
+	struct consumer_services *svc;               /* borrowed */
+	char *instance_id;                           /* owned */
+	struct aws_env env;                          /* owned */
+	struct heartbeat *hb;                        /* owned */
+	struct consumer_worker *workers;             /* owned; n_workers */
+	size_t n_workers;
+	atomic_bool stopping;
+	pthread_mutex_t lock;                        /* guards busy; with cond */
+	pthread_cond_t cond;                         /* stop requested / busy changed */
+	int busy;                                    /* handlers between claim and completion */
+	atomic_long terminal_skips;                  /* rule 2 deletions, for tests and benches */
+};
+
+/* Thread bodies. */
+void *consumer_worker_main(void *arg);
+void *consumer_dlq_main(void *arg);
+
+/* True once consumer_stop() began. */
+bool consumer_stopping(struct consumer *c);
+/* Sleep ms or until stop is requested; returns consumer_stopping(). */
+bool consumer_sleep(struct consumer *c, int ms);
+/* Count a handler in (+1) or out (-1) for the shutdown wait. */
+void consumer_busy(struct consumer *c, int delta);
+
+/* Connect w->conn (and prepare the ledger) and w->sqs when missing.
+ * Returns 0, or -1 (logged) after which the caller backs off. */
+int consumer_worker_ensure(struct consumer_worker *w) OUTBOX_MUSTCHECK;
+/* Close the connection if it is gone, so the next ensure reconnects. */
+void consumer_worker_db_failed(struct consumer_worker *w);
+/* Sleep the current backoff (doubling, 0.5 s .. 30 s). */
+void consumer_worker_backoff(struct consumer_worker *w);
+/* ensure + ReceiveMessage (consumer.* options) from queue_url into *msgs;
+ * on failure logs, backs off, frees *msgs and returns -1. */
+int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
+                            struct sqs_messages *msgs) OUTBOX_MUSTCHECK;
+/* Queue / flush deletions of messages from queue_url. */
+void consumer_worker_delete(struct consumer_worker *w, const char *queue_url,
+                            const struct sqs_message *m);
+void consumer_worker_flush_deletes(struct consumer_worker *w, const char *queue_url);
+/* BEGIN / COMMIT / ROLLBACK on w->conn; 0 or -1 with err. */
+int consumer_tx(struct consumer_worker *w, const char *verb, char *err, size_t errlen)
+	OUTBOX_MUSTCHECK;
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * consumer_services.h: the database and S3 services the consumer lends to
+ * plugins (struct plugin_host_services), and struct outbox_tx.
+ *
+ * consumer_services_create/_table/_free are declared in consumer.h.
+ *
+ *   query         read-only, on a connection private to the calling thread
+ *                 (opened on first use, session default_transaction_read_only)
+ *   tx_exec       in the job's completion transaction (outbox_tx)
+ *   tx_enqueue    outbox_enqueue_job() in that same transaction
+ *   artifact_get  S3 GetObject from [s3] bucket with a per-thread client
+ */
+#ifndef OUTBOX_CORE_CONSUMER_SERVICES_H
+#define OUTBOX_CORE_CONSUMER_SERVICES_H
+
+#include <libpq-fe.h>
+
+#include "consumer.h"
+
+/* The transaction commit() runs in: the worker's connection with BEGIN
+ * issued.  conn is borrowed from the worker. */
+struct outbox_tx {
+	PGconn *conn;
+};
+
+#endif

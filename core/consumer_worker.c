@@ -1,0 +1,431 @@
+/*
+ * consumer_worker.c: one worker thread of one destination: receive, apply
+ * the rules of spec section 4 to each message, run claimed jobs in two
+ * phases (execute outside any transaction, commit inside the transaction
+ * that also records the verdict).  See docs/consumer.md.
+ */
+#include "consumer_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "consumer_message.h"
+#include "consumer_services.h"
+#include "db.h"
+#include "fault.h"
+
+#define MSG_LEN 1024
+
+/* One message being handled: what every step needs. */
+struct run {
+	struct consumer_worker *w;
+	const struct sqs_message *m;
+	const struct consumer_msg *pm;
+	struct ledger_claim claim;
+	struct outbox_job job;
+};
+
+int consumer_worker_ensure(struct consumer_worker *w)
+{
+	char err[512];
+
+	if (w->conn != NULL && db_connection_lost(w->conn))
+		consumer_worker_db_failed(w);
+	if (w->conn == NULL) {
+		w->conn = db_connect(w->c->cfg->database.conninfo, "outboxd consumer", err,
+		                     sizeof(err));
+		if (w->conn != NULL && ledger_prepare(w->conn, err, sizeof(err)) < 0) {
+			PQfinish(w->conn);
+			w->conn = NULL;
+		}
+		if (w->conn == NULL) {
+			log_warning("consumer could not connect to the database: %s dest=%s", err,
+			            w->dest->name);
+			return -1;
+		}
+	}
+	if (w->sqs == NULL && aws_http_new(&w->c->env, AWS_SERVICE_SQS, &w->sqs) < 0) {
+		w->sqs = NULL;
+		log_warning("could not create the SQS client dest=%s", w->dest->name);
+		return -1;
+	}
+	return 0;
+}
+
+void consumer_worker_db_failed(struct consumer_worker *w)
+{
+	if (w->conn != NULL && db_connection_lost(w->conn)) {
+		log_warning("database connection lost; reconnecting dest=%s", w->dest->name);
+		PQfinish(w->conn);
+		w->conn = NULL;
+	}
+}
+
+void consumer_worker_backoff(struct consumer_worker *w)
+{
+	w->backoff_ms = w->backoff_ms < 500 ? 500 : w->backoff_ms * 2;
+	if (w->backoff_ms > 30000)
+		w->backoff_ms = 30000;
+	consumer_sleep(w->c, w->backoff_ms);
+}
+
+int consumer_tx(struct consumer_worker *w, const char *verb, char *err, size_t errlen)
+{
+	PGresult *res = PQexec(w->conn, verb);
+	int rc = 0;
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		db_error(w->conn, res, err, errlen);
+		rc = -1;
+	} else if (strcmp(verb, "COMMIT") == 0 && strcmp(PQcmdStatus(res), "COMMIT") != 0) {
+		snprintf(err, errlen, "the transaction was rolled back");
+		rc = -1;
+	}
+	PQclear(res);
+	return rc;
+}
+
+static void rollback(struct consumer_worker *w)
+{
+	char err[512];
+
+	if (consumer_tx(w, "ROLLBACK", err, sizeof(err)) < 0)
+		consumer_worker_db_failed(w);
+}
+
+void consumer_worker_flush_deletes(struct consumer_worker *w, const char *queue_url)
+{
+	struct sqs_entry_result results[SQS_MAX_BATCH_ENTRIES];
+	struct aws_result res;
+	int rc;
+
+	if (w->n_del == 0)
+		return;
+	if (w->n_del == 1)
+		rc = sqs_delete_message(w->sqs, queue_url, w->del[0].receipt_handle, &res);
+	else
+		rc = sqs_delete_message_batch(w->sqs, queue_url, w->del, w->n_del, results, &res);
+	if (rc < 0)
+		log_warning("could not delete %zu message(s): %s %s dest=%s", w->n_del, res.code,
+		            res.message, w->dest->name);
+	for (size_t i = 0; rc == 0 && w->n_del > 1 && i < w->n_del; i++) {
+		if (!results[i].ok)
+			log_warning("could not delete a message: %s %s dest=%s", results[i].code,
+			            results[i].message, w->dest->name);
+	}
+	w->n_del = 0;
+}
+
+void consumer_worker_delete(struct consumer_worker *w, const char *queue_url,
+                            const struct sqs_message *m)
+{
+	if (w->n_del == SQS_MAX_BATCH_ENTRIES)
+		consumer_worker_flush_deletes(w, queue_url);
+	snprintf(w->del_ids[w->n_del], sizeof(w->del_ids[w->n_del]), "%zu", w->n_del);
+	w->del[w->n_del].id = w->del_ids[w->n_del];
+	w->del[w->n_del].receipt_handle = m->receipt_handle;
+	w->del[w->n_del].visibility_timeout = 0;
+	w->n_del++;
+}
+
+static void set_visibility(struct consumer_worker *w, const struct sqs_message *m, int seconds,
+                           const char *job_id)
+{
+	struct aws_result res;
+
+	if (sqs_change_message_visibility(w->sqs, w->dest->queue_url, m->receipt_handle,
+	                                  consumer_visibility_cap(seconds), &res) < 0)
+		log_warning("could not change the message visibility: %s %s dest=%s job_id=%s",
+		            res.code, res.message, w->dest->name, job_id);
+}
+
+/* RETRY: back to PENDING with backoff; the message reappears when due. */
+static void complete_retry(struct run *r, const char *why)
+{
+	const struct cfg *cfg = r->w->c->cfg;
+	int delay = consumer_backoff_seconds(cfg->relay.retry_base_seconds,
+	                                     cfg->relay.retry_max_seconds, r->claim.attempt_count);
+	char err[512];
+	int rc = ledger_retry(r->w->conn, &r->claim, delay, why, err, sizeof(err));
+
+	if (rc < 0) {
+		log_warning("could not record the retry; the job is retried when its lease"
+		            " expires: %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(r->w);
+		return;
+	}
+	if (rc == 0) {
+		log_warning("lost the claim; retry not recorded job_id=%s", r->claim.job_id);
+		return;
+	}
+	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
+	         r->w->dest->name, r->claim.job_id, r->claim.attempt_count);
+	set_visibility(r->w, r->m, delay, r->claim.job_id);
+}
+
+/* FAIL: DEAD (PERMANENT), message deleted. */
+static void complete_fail(struct run *r, const char *why)
+{
+	char err[512];
+	int rc = ledger_fail(r->w->conn, &r->claim, "PERMANENT", why, err, sizeof(err));
+
+	if (rc < 0) {
+		log_warning("could not record the failure: %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(r->w);
+		return;
+	}
+	if (rc == 0) {
+		log_warning("lost the claim; failure not recorded job_id=%s", r->claim.job_id);
+		return;
+	}
+	log_warning("job failed permanently: %s dest=%s job_id=%s", why, r->w->dest->name,
+	            r->claim.job_id);
+	consumer_worker_delete(r->w, r->w->dest->queue_url, r->m);
+}
+
+/* OK: the plugin's commit() and the CAS to SUCCEEDED in one transaction. */
+static void complete_ok(struct run *r, const json_t *output)
+{
+	struct consumer_worker *w = r->w;
+	struct outbox_tx tx = {w->conn};
+	char err[MSG_LEN];
+	enum outbox_verdict v;
+	int rc;
+
+	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
+		log_warning("could not begin the completion: %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	v = plugin_instance_commit(w->inst, &r->job, output, &tx, err, sizeof(err));
+	if (v != OUTBOX_OK) {
+		rollback(w);
+		if (v == OUTBOX_FAIL)
+			complete_fail(r, err);
+		else
+			complete_retry(r, err[0] ? err : "commit() asked for a retry");
+		return;
+	}
+	rc = ledger_succeed(w->conn, &r->claim, err, sizeof(err));
+	if (rc <= 0) {
+		rollback(w);
+		if (rc == 0)
+			log_warning("lost the claim; the handler's writes are discarded job_id=%s",
+			            r->claim.job_id);
+		else
+			complete_retry(r, err);
+		return;
+	}
+	FAULT_POINT("consumer.in_commit");
+	if (consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
+		log_error("could not commit the completion; the job is retried when its lease"
+		          " expires: %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	log_info("job succeeded dest=%s job_id=%s attempt=%d", w->dest->name, r->claim.job_id,
+	         r->claim.attempt_count);
+	consumer_worker_delete(w, w->dest->queue_url, r->m);
+}
+
+/* The winner of the claim runs the handler. */
+static void run_claimed(struct run *r, const char *payload)
+{
+	struct consumer_worker *w = r->w;
+	char msg[MSG_LEN] = "";
+	struct outbox_result result = {msg, sizeof(msg), NULL};
+	json_t *payload_json = json_loads(payload, JSON_DECODE_ANY, NULL);
+	enum outbox_verdict v;
+
+	FAULT_POINT("consumer.after_claim");
+	r->job = (struct outbox_job){r->claim.job_id, r->pm->job_type, w->dest->name,
+	                             payload_json, r->claim.attempt_count,
+	                             r->claim.redrive_generation};
+	consumer_worker_flush_deletes(w, w->dest->queue_url);
+	consumer_busy(w->c, 1);
+	heartbeat_begin(w->c->hb, w->slot, &r->claim, w->dest->queue_url, r->m->receipt_handle);
+	FAULT_POINT("consumer.in_execute");
+	v = plugin_instance_execute(w->inst, &r->job, &result);
+	enum heartbeat_outcome hb = heartbeat_end(w->c->hb, w->slot);
+	if (hb == HEARTBEAT_RELEASED) {
+		log_warning("handler finished after its claim was released; result discarded"
+		            " job_id=%s", r->claim.job_id);
+	} else if (v == OUTBOX_OK) {
+		complete_ok(r, result.output);
+	} else if (v == OUTBOX_RETRY) {
+		complete_retry(r, msg[0] ? msg : "handler asked for a retry");
+	} else {
+		complete_fail(r, msg[0] ? msg : "handler failed permanently");
+	}
+	consumer_busy(w->c, -1);
+	json_decref(result.output);
+	json_decref(payload_json);
+}
+
+/*
+ * Rule 4 (price window) and rule 5 in one transaction: the window row is
+ * share-locked while staleness is decided and the claim taken.  Returns 1
+ * claimed, 2 marked stale, 0 lost, -1 error.
+ */
+static int claim_price(struct consumer_worker *w, const struct ledger_job *job,
+                       struct ledger_claim *claim, char **payload, char *err, size_t errlen)
+{
+	int gen = 0, rc;
+
+	if (consumer_tx(w, "BEGIN", err, errlen) < 0)
+		return -1;
+	rc = ledger_window_lock(w->conn, job->window_symbol, job->window_start, &gen, err, errlen);
+	if (rc == 1 && job->window_generation < gen) {
+		rc = ledger_mark_stale(w->conn, job->job_id, job->redrive_generation, err, errlen);
+		rc = rc == 1 ? 2 : rc;
+	} else if (rc >= 0) {
+		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, w->claimed_by,
+		                  w->c->cfg->consumer.lease_seconds, claim, payload, err, errlen);
+	}
+	if (rc < 0 || consumer_tx(w, "COMMIT", err, errlen) < 0) {
+		rollback(w);
+		free(*payload);
+		*payload = NULL;
+		return -1;
+	}
+	return rc;
+}
+
+static void claim_and_run(struct run *r, const struct ledger_job *job)
+{
+	struct consumer_worker *w = r->w;
+	char err[512];
+	char *payload = NULL;
+	struct ledger_job now;
+	int rc;
+
+	if (job->has_window)
+		rc = claim_price(w, job, &r->claim, &payload, err, sizeof(err));
+	else
+		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, w->claimed_by,
+		                  w->c->cfg->consumer.lease_seconds, &r->claim, &payload,
+		                  err, sizeof(err));
+	if (rc < 0) {
+		log_warning("could not claim the job: %s job_id=%s", err, job->job_id);
+		consumer_worker_db_failed(w);
+	} else if (rc == 2) {
+		log_warning("price job is stale: its window has a newer generation; marked DEAD"
+		            " dest=%s job_id=%s", w->dest->name, job->job_id);
+		consumer_worker_delete(w, w->dest->queue_url, r->m);
+	} else if (rc == 0) {
+		/* Someone else holds it, unless it finished meanwhile. */
+		if (ledger_job_lookup(w->conn, job->job_id, &now, err, sizeof(err)) == 1 &&
+		    (now.status == LEDGER_SUCCEEDED || now.status == LEDGER_DEAD))
+			consumer_worker_delete(w, w->dest->queue_url, r->m);
+		log_info("claim lost to another delivery dest=%s job_id=%s", w->dest->name,
+		         job->job_id);
+	} else {
+		run_claimed(r, payload);
+	}
+	free(payload);
+}
+
+static void process_message(struct consumer_worker *w, const struct sqs_message *m)
+{
+	struct consumer_msg pm;
+	struct ledger_job job;
+	char why[256], err[512];
+	const char *reason;
+	int rc, defer;
+
+	if (consumer_message_parse(m->body, m->body_len, &pm, why, sizeof(why)) < 0) {
+		log_warning("ignoring a message that is not an outbox event: %s dest=%s"
+		            " message_id=%s", why, w->dest->name, m->message_id);
+		return;
+	}
+	if (consumer_worker_ensure(w) < 0)
+		return;
+	rc = ledger_job_lookup(w->conn, pm.job_id, &job, err, sizeof(err));
+	if (rc < 0) {
+		log_warning("could not read the job: %s job_id=%s", err, pm.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	struct run r = {.w = w, .m = m, .pm = &pm};
+	switch (consumer_message_decide(w->dest->name, &pm, rc == 1 ? &job : NULL, &defer,
+	                                &reason)) {
+	case CONSUMER_IGNORE:
+		log_warning("ignoring message: %s dest=%s job_id=%s event_id=%s", reason,
+		            w->dest->name, pm.job_id, pm.event_id);
+		break;
+	case CONSUMER_DELETE_TERMINAL:
+		atomic_fetch_add(&w->c->terminal_skips, 1);
+		log_info("terminal skip: job is %s, message deleted dest=%s job_id=%s event_id=%s",
+		         ledger_status_name(job.status), w->dest->name, pm.job_id, pm.event_id);
+		consumer_worker_delete(w, w->dest->queue_url, m);
+		break;
+	case CONSUMER_DELETE_OBSOLETE:
+		log_info("message of an older redrive generation deleted dest=%s job_id=%s"
+		         " event_id=%s", w->dest->name, pm.job_id, pm.event_id);
+		consumer_worker_delete(w, w->dest->queue_url, m);
+		break;
+	case CONSUMER_DEFER:
+		log_debug("job not due; message deferred by %d s job_id=%s", defer, pm.job_id);
+		set_visibility(w, m, defer, pm.job_id);
+		break;
+	case CONSUMER_LEAVE:
+		log_debug("%s; message left alone job_id=%s", reason, pm.job_id);
+		break;
+	case CONSUMER_CLAIM:
+		claim_and_run(&r, &job);
+		break;
+	}
+}
+
+/* Messages received after stop was requested go back at once. */
+static void give_back(struct consumer_worker *w, const struct sqs_messages *msgs, size_t from)
+{
+	for (size_t i = from; i < msgs->n; i++)
+		set_visibility(w, &msgs->items[i], 0, "-");
+}
+
+int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
+                            struct sqs_messages *msgs)
+{
+	const struct cfg *cfg = w->c->cfg;
+	const struct sqs_receive_options opts = {SQS_MAX_BATCH_ENTRIES,
+	                                         cfg->consumer.wait_time_seconds,
+	                                         cfg->consumer.visibility_timeout_seconds};
+	struct aws_result res;
+
+	if (consumer_worker_ensure(w) < 0) {
+		consumer_worker_backoff(w);
+		return -1;
+	}
+	if (sqs_receive_message(w->sqs, queue_url, &opts, msgs, &res) < 0) {
+		log_warning("could not receive messages: %s %s dest=%s queue=\"%s\"", res.code,
+		            res.message, w->dest->name, queue_url);
+		sqs_messages_free(msgs);
+		consumer_worker_backoff(w);
+		return -1;
+	}
+	w->backoff_ms = 0;
+	return 0;
+}
+
+void *consumer_worker_main(void *arg)
+{
+	struct consumer_worker *w = arg;
+
+	while (!consumer_stopping(w->c)) {
+		struct sqs_messages msgs = {0};
+		size_t i;
+
+		if (consumer_worker_receive(w, w->dest->queue_url, &msgs) < 0)
+			continue;
+		for (i = 0; i < msgs.n && !consumer_stopping(w->c); i++)
+			process_message(w, &msgs.items[i]);
+		consumer_worker_flush_deletes(w, w->dest->queue_url);
+		give_back(w, &msgs, i);
+		sqs_messages_free(&msgs);
+	}
+	return NULL;
+}
