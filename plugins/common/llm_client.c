@@ -1,0 +1,460 @@
+/*
+ * llm_client.c: OpenAI-compatible chat completions over libcurl (see
+ * llm_client.h for the contract and the error classification).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "llm_client.h"
+
+struct llm_client {
+	CURL *curl;     /* owned; one per instance, reused */
+	char *url;      /* owned: {endpoint}/chat/completions */
+	char *model;    /* owned */
+	char *auth;     /* owned: "Authorization: Bearer KEY", wiped on free */
+	char *api_key;  /* owned: the key alone, to scrub server messages */
+	long timeout_ms;
+	long max_tokens;
+};
+
+/* A growing response body, capped at LLM_CLIENT_MAX_RESPONSE. */
+struct body_buf {
+	char *data; /* owned */
+	size_t len;
+	int too_big;
+};
+
+static void wipe_free(char *s)
+{
+	if (s == NULL)
+		return;
+	explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+static char *join_url(const char *endpoint)
+{
+	size_t n = strlen(endpoint);
+	char *url = NULL;
+
+	while (n > 0 && endpoint[n - 1] == '/')
+		n--;
+	if (asprintf(&url, "%.*s/chat/completions", (int)n, endpoint) < 0)
+		return NULL;
+	return url;
+}
+
+int llm_client_new(const struct llm_client_config *cfg, struct llm_client **out,
+                   char *err, size_t errlen)
+{
+	struct llm_client *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (c == NULL)
+		goto oom;
+	c->timeout_ms = cfg->timeout_ms;
+	c->max_tokens = cfg->max_tokens;
+	c->url = join_url(cfg->endpoint);
+	c->model = strdup(cfg->model);
+	c->api_key = strdup(cfg->api_key);
+	if (c->url == NULL || c->model == NULL || c->api_key == NULL ||
+	    asprintf(&c->auth, "Authorization: Bearer %s", cfg->api_key) < 0) {
+		c->auth = NULL;
+		goto oom;
+	}
+	c->curl = curl_easy_init();
+	if (c->curl == NULL) {
+		snprintf(err, errlen, "could not create a curl handle");
+		llm_client_free(c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	llm_client_free(c);
+	return -1;
+}
+
+int llm_client_from_host(const struct outbox_host *host, struct outbox_ctx *ctx,
+                         struct llm_client **out, char *err, size_t errlen)
+{
+	const char *key_env = host->option(ctx, "api_key_env");
+	const char *key = key_env != NULL ? getenv(key_env) : NULL;
+	struct llm_client_config cfg = {
+		.endpoint = host->option(ctx, "endpoint"),
+		.model = host->option(ctx, "model"),
+		.api_key = key,
+		.timeout_ms = (long)host->option_int(ctx, "timeout_ms"),
+		.max_tokens = (long)host->option_int(ctx, "max_tokens"),
+	};
+
+	*out = NULL;
+	if (key == NULL || key[0] == '\0') {
+		snprintf(err, errlen, "environment variable \"%s\" named by plugin.api_key_env "
+		         "is not set or empty", key_env != NULL ? key_env : "");
+		return -1;
+	}
+	if (cfg.endpoint == NULL || cfg.model == NULL || cfg.timeout_ms <= 0 ||
+	    cfg.max_tokens <= 0) {
+		snprintf(err, errlen, "plugin.endpoint, plugin.model, plugin.timeout_ms and "
+		         "plugin.max_tokens must be set");
+		return -1;
+	}
+	if (llm_client_new(&cfg, out, err, errlen) < 0)
+		return -1;
+	host->log(ctx, OUTBOX_LOG_INFO, "LLM endpoint \"%s\", model \"%s\", timeout %ld ms",
+	          cfg.endpoint, cfg.model, cfg.timeout_ms);
+	return 0;
+}
+
+void llm_client_free(struct llm_client *client)
+{
+	if (client == NULL)
+		return;
+	if (client->curl != NULL)
+		curl_easy_cleanup(client->curl);
+	free(client->url);
+	free(client->model);
+	wipe_free(client->auth);
+	wipe_free(client->api_key);
+	free(client);
+}
+
+void llm_answer_clear(struct llm_answer *answer)
+{
+	json_decref(answer->object);
+	free(answer->model);
+	answer->object = NULL;
+	answer->model = NULL;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct body_buf *b = userdata;
+	size_t n = size * nmemb;
+
+	if (n > LLM_CLIENT_MAX_RESPONSE - b->len) {
+		b->too_big = 1;
+		return 0; /* curl stops with CURLE_WRITE_ERROR */
+	}
+	char *grown = realloc(b->data, b->len + n + 1);
+	if (grown == NULL)
+		return 0;
+	b->data = grown;
+	memcpy(b->data + b->len, ptr, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+/* The request body; caller frees with free(). */
+static char *request_body(const struct llm_client *c, const char *system_prompt,
+                          const char *user_prompt)
+{
+	json_t *req = json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s}], s:I, s:f, s:{s:s}}",
+	                        "model", c->model,
+	                        "messages", "role", "system", "content", system_prompt,
+	                        "role", "user", "content", user_prompt,
+	                        "max_tokens", (json_int_t)c->max_tokens,
+	                        "temperature", 0.0,
+	                        "response_format", "type", "json_object");
+	char *text;
+
+	if (req == NULL)
+		return NULL;
+	text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	return text;
+}
+
+/* Sets the per-request options; headers (borrowed) must outlive the call. */
+static CURLcode setup_request(struct llm_client *c, const char *body,
+                              struct curl_slist *headers, struct body_buf *buf)
+{
+	CURL *h = c->curl;
+	CURLcode rc = CURLE_OK;
+	long connect_ms = c->timeout_ms < 10000 ? c->timeout_ms : 10000;
+
+	curl_easy_reset(h);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_URL, c->url);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_WRITEDATA, buf);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_USERAGENT, "outboxd-llm/1");
+	return rc;
+}
+
+static struct curl_slist *make_headers(const struct llm_client *c)
+{
+	struct curl_slist *list = NULL;
+	struct curl_slist *next;
+	static const char *const fixed[] = {
+		"Content-Type: application/json", "Accept: application/json", "Expect:",
+	};
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		next = curl_slist_append(list, fixed[i]);
+		if (next == NULL)
+			goto fail;
+		list = next;
+	}
+	next = curl_slist_append(list, c->auth);
+	if (next == NULL)
+		goto fail;
+	return next;
+fail:
+	curl_slist_free_all(list);
+	return NULL;
+}
+
+/* Wipes curl's copy of the Authorization header before freeing the list. */
+static void free_headers(struct curl_slist *list)
+{
+	for (struct curl_slist *p = list; p != NULL; p = p->next)
+		explicit_bzero(p->data, strlen(p->data));
+	curl_slist_free_all(list);
+}
+
+static enum outbox_verdict classify_curl(CURLcode rc, const struct body_buf *buf,
+                                         long timeout_ms, char *msg, size_t msglen)
+{
+	if (buf->too_big) {
+		snprintf(msg, msglen, "response is larger than %d bytes", LLM_CLIENT_MAX_RESPONSE);
+		return OUTBOX_FAIL;
+	}
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		snprintf(msg, msglen, "LLM request timed out after %ld ms", timeout_ms);
+		return OUTBOX_RETRY;
+	case CURLE_URL_MALFORMAT:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		snprintf(msg, msglen, "LLM request failed: %s", curl_easy_strerror(rc));
+		return OUTBOX_FAIL;
+	default:
+		/* connection refused, DNS, reset, TLS handshake, out of memory... */
+		snprintf(msg, msglen, "LLM request failed: %s", curl_easy_strerror(rc));
+		return OUTBOX_RETRY;
+	}
+}
+
+/* The server's error message, if any, unless it might contain the key. */
+static void error_detail(const struct llm_client *c, const char *body, long status,
+                         char *out, size_t outlen)
+{
+	json_t *doc = json_loads(body != NULL ? body : "", 0, NULL);
+	const char *text = json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
+
+	out[0] = '\0';
+	if (text != NULL && status != 401 && status != 403 && strstr(text, c->api_key) == NULL)
+		snprintf(out, outlen, ": %.160s", text);
+	json_decref(doc);
+}
+
+static enum outbox_verdict classify_status(const struct llm_client *c, long status,
+                                           const char *body, char *msg, size_t msglen)
+{
+	char detail[200];
+
+	error_detail(c, body, status, detail, sizeof(detail));
+	if (status == 408 || status == 429 || (status >= 500 && status <= 599)) {
+		snprintf(msg, msglen, "LLM endpoint answered HTTP %ld%s", status, detail);
+		return OUTBOX_RETRY;
+	}
+	snprintf(msg, msglen, "LLM endpoint refused the request with HTTP %ld%s", status, detail);
+	return OUTBOX_FAIL;
+}
+
+/* choices[0].message.content of a chat completion, parsed as an object. */
+static enum outbox_verdict parse_completion(const struct llm_client *c, const char *body,
+                                            struct llm_answer *answer,
+                                            char *msg, size_t msglen)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(body != NULL ? body : "", 0, &jerr);
+	json_t *choice = json_array_get(json_object_get(doc, "choices"), 0);
+	const char *finish = json_string_value(json_object_get(choice, "finish_reason"));
+	const char *content = json_string_value(
+		json_object_get(json_object_get(choice, "message"), "content"));
+	const char *model = json_string_value(json_object_get(doc, "model"));
+	enum outbox_verdict v = OUTBOX_FAIL;
+
+	if (doc == NULL) {
+		snprintf(msg, msglen, "LLM response is not JSON: %s", jerr.text);
+		goto out;
+	}
+	if (content == NULL) {
+		snprintf(msg, msglen, "LLM response has no choices[0].message.content");
+		goto out;
+	}
+	if (finish != NULL && strcmp(finish, "length") == 0) {
+		snprintf(msg, msglen, "LLM answer was cut off at max_tokens (%ld)", c->max_tokens);
+		goto out;
+	}
+	answer->object = json_loads(content, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(answer->object)) {
+		snprintf(msg, msglen, "LLM answer is not a JSON object: %s",
+		         answer->object == NULL ? jerr.text : "another JSON type");
+		goto out;
+	}
+	answer->model = strdup(model != NULL && model[0] != '\0' ? model : c->model);
+	if (answer->model == NULL) {
+		snprintf(msg, msglen, "out of memory");
+		v = OUTBOX_RETRY;
+		goto out;
+	}
+	v = OUTBOX_OK;
+out:
+	if (v != OUTBOX_OK)
+		llm_answer_clear(answer);
+	json_decref(doc);
+	return v;
+}
+
+enum outbox_verdict llm_client_chat(struct llm_client *client, const char *system_prompt,
+                                    const char *user_prompt, struct llm_answer *answer,
+                                    char *msg, size_t msglen)
+{
+	struct body_buf buf = {0};
+	struct curl_slist *headers = make_headers(client);
+	char *body = request_body(client, system_prompt, user_prompt);
+	enum outbox_verdict v = OUTBOX_RETRY;
+	long status = 0;
+	CURLcode rc;
+
+	answer->object = NULL;
+	answer->model = NULL;
+	if (headers == NULL || body == NULL) {
+		snprintf(msg, msglen, "out of memory");
+		goto out;
+	}
+	rc = setup_request(client, body, headers, &buf);
+	if (rc == CURLE_OK)
+		rc = curl_easy_perform(client->curl);
+	if (rc != CURLE_OK) {
+		v = classify_curl(rc, &buf, client->timeout_ms, msg, msglen);
+		goto out;
+	}
+	curl_easy_getinfo(client->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status > 299)
+		v = classify_status(client, status, buf.data, msg, msglen);
+	else
+		v = parse_completion(client, buf.data, answer, msg, msglen);
+out:
+	/* Forget the header list curl still points at before it is freed. */
+	curl_easy_setopt(client->curl, CURLOPT_HTTPHEADER, NULL);
+	free_headers(headers);
+	free(body);
+	free(buf.data);
+	return v;
+}
+
+int llm_get_text(const json_t *obj, const char *key, size_t max_len, int single_line,
+                 const char **out, char *msg, size_t msglen)
+{
+	const json_t *v = json_object_get(obj, key);
+	const char *s = json_string_value(v);
+
+	*out = NULL;
+	if (v == NULL) {
+		snprintf(msg, msglen, "\"%s\" is missing", key);
+		return -1;
+	}
+	if (s == NULL) {
+		snprintf(msg, msglen, "\"%s\" is not a string", key);
+		return -1;
+	}
+	if (s[0] == '\0' || json_string_length(v) > max_len) {
+		snprintf(msg, msglen, "\"%s\" must have 1 to %zu bytes, not %zu", key, max_len,
+		         json_string_length(v));
+		return -1;
+	}
+	if (strlen(s) != json_string_length(v) || (single_line && strpbrk(s, "\r\n") != NULL)) {
+		snprintf(msg, msglen, "\"%s\" must be a single line of text", key);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+int llm_get_number(const json_t *obj, const char *key, double min, double max,
+                   double *out, char *msg, size_t msglen)
+{
+	const json_t *v = json_object_get(obj, key);
+	double d;
+
+	*out = 0.0;
+	if (v == NULL) {
+		snprintf(msg, msglen, "\"%s\" is missing", key);
+		return -1;
+	}
+	if (!json_is_number(v)) {
+		snprintf(msg, msglen, "\"%s\" is not a number", key);
+		return -1;
+	}
+	d = json_number_value(v);
+	if (!isfinite(d) || d < min || d > max) {
+		snprintf(msg, msglen, "\"%s\" is %g, outside [%g, %g]", key, d, min, max);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+/* n digits at *p; advances p. */
+static int digits(const char **p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)(*p)[i]))
+			return 0;
+	}
+	*p += n;
+	return 1;
+}
+
+static int expect_char(const char **p, const char *set)
+{
+	if (**p == '\0' || strchr(set, **p) == NULL)
+		return 0;
+	(*p)++;
+	return 1;
+}
+
+int llm_is_timestamp(const char *text)
+{
+	const char *p = text;
+
+	if (p == NULL || !digits(&p, 4) || !expect_char(&p, "-") || !digits(&p, 2) ||
+	    !expect_char(&p, "-") || !digits(&p, 2) || !expect_char(&p, "T ") ||
+	    !digits(&p, 2) || !expect_char(&p, ":") || !digits(&p, 2))
+		return 0;
+	if (*p == ':') {
+		p++;
+		if (!digits(&p, 2))
+			return 0;
+		if (*p == '.') {
+			p++;
+			if (!digits(&p, 1))
+				return 0;
+			while (isdigit((unsigned char)*p))
+				p++;
+		}
+	}
+	if (strcmp(p, "Z") == 0)
+		return 1;
+	if (!expect_char(&p, "+-") || !digits(&p, 2))
+		return 0;
+	if (*p == ':')
+		p++;
+	return (*p == '\0' || digits(&p, 2)) && *p == '\0';
+}
