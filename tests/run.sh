@@ -16,27 +16,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-install_deps() {
-	local pkgs=(build-essential autoconf automake libtool pkg-config
-		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libcmocka-dev
-		postgresql-15 postgresql-client-15 nodejs npm curl ca-certificates valgrind jq)
-	local missing=()
-	for p in "${pkgs[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	# Node and npm may come from outside Debian on this machine; only ask apt for them if absent.
-	if command -v node >/dev/null && command -v npm >/dev/null; then
-		missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
-	fi
-	local want=()
-	for p in "${missing[@]}"; do [ -n "$p" ] && want+=("$p"); done
-	if [ ${#want[@]} -gt 0 ]; then
-		echo "tests/run.sh: installing ${want[*]}"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
-	fi
-}
-
+# shellcheck source=tests/harness/install-deps.sh
+. "$top/tests/harness/install-deps.sh"
 [ "${OUTBOX_SKIP_INSTALL:-0}" = 1 ] || install_deps
 
 # shellcheck source=tests/harness/services.sh
@@ -47,28 +28,53 @@ echo "tests/run.sh: PostgreSQL on port $OUTBOX_TEST_PG_PORT, fauxqs at $OUTBOX_T
 
 [ -x configure ] || autoreconf -fi >/dev/null
 
+passed=0 failed=0 skipped=0
+# Adds one build's automake summary to the totals.
+count_results() {
+	local log=$1/test-suite.log n
+	[ -f "$log" ] || return 0
+	n=$(sed -n 's/^# PASS: *//p' "$log" | head -n1); passed=$((passed + ${n:-0}))
+	n=$(sed -n 's/^# SKIP: *//p' "$log" | head -n1); skipped=$((skipped + ${n:-0}))
+	for k in FAIL ERROR XPASS; do
+		n=$(sed -n "s/^# $k: *//p" "$log" | head -n1); failed=$((failed + ${n:-0}))
+	done
+}
+
+summary() {
+	echo "tests/run.sh: $passed passed, $failed failed, $skipped skipped"
+}
+
+# Prints the log of every test that did not pass.
+show_failures() {
+	local dir=$1 trs
+	find "$dir/tests" -name '*.trs' 2>/dev/null | while read -r trs; do
+		if grep -qE '^:test-result: (FAIL|ERROR|XPASS)' "$trs"; then
+			echo "==== ${trs%.trs}.log"
+			tail -n 80 "${trs%.trs}.log"
+		fi
+	done
+}
+
 run_build() {
-	local dir=$1; shift
+	local dir=$1 rc=0; shift
 	mkdir -p "$dir"
 	(cd "$dir" && "$top/configure" --enable-werror "$@" >configure.out 2>&1) || {
 		cat "$dir/configure.out"; return 1; }
-	make -C "$dir" -j"$jobs" >/dev/null
-	if ! make -C "$dir" -j"$jobs" check; then
-		find "$dir/tests" -name '*.log' -newer "$dir/configure.out" -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null |
-			while read -r f; do echo "==== $f"; tail -n 60 "${f%.trs}.log"; done
-		for f in "$dir"/tests/*/*.log "$dir"/tests/*.log; do
-			[ -f "$f" ] && grep -qE '^# (FAIL|ERROR):? *[1-9]|^(FAIL|ERROR):' "$f" && { echo "==== $f"; tail -n 80 "$f"; }
-		done
-		return 1
-	fi
+	make -C "$dir" -j"$jobs" >"$dir/build.out" 2>&1 || { tail -n 60 "$dir/build.out"; return 1; }
+	make -C "$dir" -j"$jobs" check || rc=$?
+	count_results "$dir"
+	[ "$rc" -eq 0 ] || show_failures "$dir"
+	return "$rc"
 }
+
+trap 'summary; services_stop' EXIT
 
 echo "== make check"
 run_build "$top/_build"
 
 if [ "${OUTBOX_SKIP_SANITIZE:-0}" != 1 ]; then
 	echo "== make check under AddressSanitizer + UndefinedBehaviorSanitizer"
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_build "$top/_build-asan" \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined"
@@ -78,6 +84,6 @@ if [ "${OUTBOX_SKIP_DISTCHECK:-0}" != 1 ]; then
 	echo "== make distcheck"
 	make -C "$top/_build" -j"$jobs" distcheck >"$top/_build/distcheck.out" 2>&1 || {
 		tail -n 80 "$top/_build/distcheck.out"; exit 1; }
-	grep -E '^=+$|archives ready|outboxd-.*tar' "$top/_build/distcheck.out" | tail -n 3
+	grep -E 'archives ready|outboxd-.*tar' "$top/_build/distcheck.out" | tail -n 2
 fi
 echo "tests/run.sh: all passes succeeded"

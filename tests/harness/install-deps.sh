@@ -1,0 +1,19 @@
+# tests/harness/install-deps.sh: install what building, testing and the demo
+# need on Debian 12, as root.  Source it and call install_deps; it asks apt
+# only for what is missing (Node and npm may come from outside Debian).
+install_deps() {
+	local pkgs=(build-essential autoconf automake libtool pkg-config
+		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libcmocka-dev
+		postgresql-15 postgresql-client-15 curl ca-certificates valgrind jq)
+	local want=()
+	for p in "${pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")
+	done
+	command -v node >/dev/null || want+=(nodejs)
+	command -v npm >/dev/null || want+=(npm)
+	if [ ${#want[@]} -gt 0 ]; then
+		echo "installing ${want[*]}" >&2
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+	fi
+}
