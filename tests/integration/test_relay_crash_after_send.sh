@@ -8,11 +8,7 @@
 require_pg
 require_aws
 
-ci=$(newdb "relay_crash_$$")
-queue=$(create_queue "relay-crash-$$")
-ini="$TEST_TMP/relay.ini"
-relay_ini "$ini" "$ci" crashdest "$queue" poll_interval_ms=100 claim_lease_seconds=5
-"$OUTBOXCTL" -c "$ini" migrate >/dev/null
+relay_setup crash crashdest poll_interval_ms=100 claim_lease_seconds=5
 insert_events "$ci" crash crashdest 3
 
 relay_run "$TEST_TMP/relay1.log" "$ini" OUTBOX_FAULT_POINT=relay.after_send

@@ -10,6 +10,9 @@
 #                                                 until WANT arrived and the queue is quiet
 #   insert_events CONNINFO TAG DEST N             N jobs + NEW events (SQL)
 #   wait_sql CONNINFO SQL WANT SECONDS            polls until SQL prints WANT
+#   relay_setup NAME DEST [KEY=VALUE...]          fresh database relay_NAME_PID, queue
+#                                                 relay-NAME-PID and a migrated relay.ini
+#                                                 for DEST; sets ci, queue and ini
 
 RELAY_DRIVER="$OUTBOX_BUILDDIR/tests/integration/test_relay_driver"
 
@@ -77,4 +80,14 @@ wait_sql() {
 	done
 	echo "wait_sql: '$2' is '$v', expected '$3'" >&2
 	return 1
+}
+
+relay_setup() {
+	local name=$1 dest=$2
+	shift 2
+	ci=$(newdb "relay_${name}_$$")
+	queue=$(create_queue "relay-$name-$$")
+	ini="$TEST_TMP/relay.ini"
+	relay_ini "$ini" "$ci" "$dest" "$queue" "$@"
+	"$OUTBOXCTL" -c "$ini" migrate >/dev/null
 }

@@ -7,11 +7,7 @@
 require_pg
 require_aws
 
-ci=$(newdb "relay_two_$$")
-queue=$(create_queue "relay-two-$$")
-ini="$TEST_TMP/relay.ini"
-relay_ini "$ini" "$ci" twodest "$queue" poll_interval_ms=20 batch_size=5
-"$OUTBOXCTL" -c "$ini" migrate >/dev/null
+relay_setup two twodest poll_interval_ms=20 batch_size=5
 
 relay_run "$TEST_TMP/relay1.log" "$ini"
 pid1=$RELAY_PID
