@@ -411,15 +411,26 @@ int llm_get_number(const json_t *obj, const char *key, double min, double max,
 	return 0;
 }
 
-/* n digits at *p; advances p. */
-static int digits(const char **p, int n)
+/* n digits at *p as a number within [lo, hi] (else -1); advances p. */
+static int field(const char **p, int n, int lo, int hi)
 {
+	int v = 0;
+
 	for (int i = 0; i < n; i++) {
 		if (!isdigit((unsigned char)(*p)[i]))
-			return 0;
+			return -1;
+		v = v * 10 + ((*p)[i] - '0');
 	}
 	*p += n;
-	return 1;
+	return v >= lo && v <= hi ? v : -1;
+}
+
+static int days_in_month(int year, int month)
+{
+	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+	return month == 2 && leap ? 29 : days[month - 1];
 }
 
 static int expect_char(const char **p, const char *set)
@@ -430,21 +441,36 @@ static int expect_char(const char **p, const char *set)
 	return 1;
 }
 
+/* "YYYY-MM-DD" at *p, a real calendar date; advances p. */
+static int date_part(const char **p)
+{
+	int year = field(p, 4, 1, 9999);
+	int month;
+	int day;
+
+	if (year < 0 || !expect_char(p, "-"))
+		return 0;
+	month = field(p, 2, 1, 12);
+	if (month < 0 || !expect_char(p, "-"))
+		return 0;
+	day = field(p, 2, 1, 31);
+	return day > 0 && day <= days_in_month(year, month);
+}
+
 int llm_is_timestamp(const char *text)
 {
 	const char *p = text;
 
-	if (p == NULL || !digits(&p, 4) || !expect_char(&p, "-") || !digits(&p, 2) ||
-	    !expect_char(&p, "-") || !digits(&p, 2) || !expect_char(&p, "T ") ||
-	    !digits(&p, 2) || !expect_char(&p, ":") || !digits(&p, 2))
+	if (p == NULL || !date_part(&p) || !expect_char(&p, "T ") || field(&p, 2, 0, 23) < 0 ||
+	    !expect_char(&p, ":") || field(&p, 2, 0, 59) < 0)
 		return 0;
 	if (*p == ':') {
 		p++;
-		if (!digits(&p, 2))
+		if (field(&p, 2, 0, 60) < 0)
 			return 0;
 		if (*p == '.') {
 			p++;
-			if (!digits(&p, 1))
+			if (!isdigit((unsigned char)*p))
 				return 0;
 			while (isdigit((unsigned char)*p))
 				p++;
@@ -452,9 +478,9 @@ int llm_is_timestamp(const char *text)
 	}
 	if (strcmp(p, "Z") == 0)
 		return 1;
-	if (!expect_char(&p, "+-") || !digits(&p, 2))
+	if (!expect_char(&p, "+-") || field(&p, 2, 0, 15) < 0)
 		return 0;
 	if (*p == ':')
 		p++;
-	return (*p == '\0' || digits(&p, 2)) && *p == '\0';
+	return *p == '\0' || (field(&p, 2, 0, 59) >= 0 && *p == '\0');
 }

@@ -701,7 +701,13 @@ static void test_news_bad_payload_fails_without_request(void **state)
 	assert_contains(msg, "\"title\"");
 	assert_int_equal(run(news, inst, JOB_A, bad_time, msg, sizeof(msg), &out), OUTBOX_FAIL);
 	assert_contains(msg, "\"published_at\"");
-	assert_int_equal(stub_requests(), before);
+	json_object_set_new(bad_time, "published_at", json_string("2026-02-29T14:20:00Z"));
+	assert_int_equal(run(news, inst, JOB_A, bad_time, msg, sizeof(msg), &out), OUTBOX_FAIL);
+	json_object_set_new(bad_time, "published_at", json_string("2028-02-29 14:20:00.123+09:00"));
+	assert_int_equal(run(news, inst, JOB_A, bad_time, msg, sizeof(msg), &out), OUTBOX_OK);
+	json_decref(out);
+	out = NULL;
+	assert_int_equal(stub_requests(), before + 1); /* only the valid item reached the LLM */
 	json_decref(no_title);
 	json_decref(bad_time);
 	news->destroy(inst);
