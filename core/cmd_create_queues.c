@@ -7,7 +7,8 @@
  * and RedrivePolicy {deadLetterTargetArn, maxReceiveCount}.  Queue names
  * are the last path segment of queue_url / dlq_url.  CreateQueue with the
  * same attributes returns the existing queue, so running it again is a
- * no-op.
+ * no-op.  When [s3] bucket is set, the artifact bucket is created too
+ * (an existing bucket of ours counts as success).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "aws_env.h"
 #include "aws_http.h"
 #include "ctl.h"
+#include "s3.h"
 #include "sqs.h"
 
 #define DLQ_RETENTION_SECONDS "1209600"
@@ -121,6 +123,27 @@ static int create_destination(struct aws_http *c, const struct cfg *cfg,
 	return rc;
 }
 
+/* Creates the [s3] bucket, if one is configured; returns an exit code. */
+static int create_bucket(const struct cfg *cfg, const struct aws_env *env, json_t **bucket)
+{
+	struct aws_http *client = NULL;
+	struct aws_result res;
+	int rc = CTL_EXIT_OK;
+
+	*bucket = json_null();
+	if (cfg->s3.bucket == NULL)
+		return CTL_EXIT_OK;
+	if (aws_http_new(env, AWS_SERVICE_S3, &client) < 0)
+		return CTL_EXIT_FAILURE;
+	struct s3_bucket b = {client, cfg->s3.bucket, false};
+	if (s3_create_bucket(&b, &res) < 0)
+		rc = report_failure("create bucket", cfg->s3.bucket, &res);
+	else
+		*bucket = json_string(cfg->s3.bucket);
+	aws_http_free(client);
+	return rc;
+}
+
 static void print_text(const json_t *queues)
 {
 	size_t i;
@@ -163,15 +186,21 @@ int cmd_create_queues(struct ctl *ctl, int argc, char **argv)
 	queues = json_array();
 	for (size_t i = 0; i < cfg->n_destinations && rc == CTL_EXIT_OK; i++)
 		rc = create_destination(client, cfg, &cfg->destinations[i], queues);
+	json_t *bucket = NULL;
+	if (rc == CTL_EXIT_OK)
+		rc = create_bucket(cfg, &env, &bucket);
 	if (rc == CTL_EXIT_OK && ctl->json) {
-		json_t *doc = json_pack("{s:O}", "queues", queues);
+		json_t *doc = json_pack("{s:O, s:O}", "queues", queues, "bucket", bucket);
 
 		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(doc);
 	} else if (rc == CTL_EXIT_OK) {
 		print_text(queues);
+		if (json_is_string(bucket))
+			printf("bucket %s\n", json_string_value(bucket));
 	}
+	json_decref(bucket);
 	json_decref(queues);
 	aws_http_free(client);
 	aws_env_free(&env);

@@ -12,6 +12,9 @@ conninfo = postgresql://postgres@127.0.0.1:$OUTBOX_TEST_PG_PORT/postgres
 [aws]
 region = us-east-1
 endpoint_url = $ep
+[s3]
+bucket = cq-bucket-$sfx
+endpoint_url = $ep
 [consumer]
 visibility_timeout_seconds = 45
 [destination:news]
@@ -34,6 +37,8 @@ attrs() {
 
 "$OUTBOXCTL" -c "$ini" create-queues --json >"$TEST_TMP/c1.json"
 check "create-queues reports both destinations" test "$(jq -r '[.queues[].destination] | join(",")' "$TEST_TMP/c1.json")" = "news,price"
+check "create-queues reports the bucket" test "$(jq -r '.bucket' "$TEST_TMP/c1.json")" = "cq-bucket-$sfx"
+check "the bucket exists" curl -fsS -o /dev/null "$ep/cq-bucket-$sfx?list-type=2"
 policy=$(attrs "cq-news-$sfx" | jq -r '.Attributes.RedrivePolicy')
 check "news queue has the redrive policy" test "$(echo "$policy" | jq -r '.maxReceiveCount')" = 3
 check "redrive target is the DLQ" test "$(echo "$policy" | jq -r '.deadLetterTargetArn')" = "arn:aws:sqs:us-east-1:000000000000:cq-news-$sfx-dlq"
