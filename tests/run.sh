@@ -67,7 +67,7 @@ run_build() {
 	return "$rc"
 }
 
-trap 'summary; services_stop' EXIT
+trap 'rc=$?; set +e; summary; services_stop; exit $rc' EXIT
 
 echo "== make check"
 run_build "$top/_build"

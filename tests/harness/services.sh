@@ -61,7 +61,7 @@ CONF
 
 pg_stop() {
 	[ -n "${OUTBOX_TEST_PG_DATA:-}" ] || return 0
-	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$OUTBOX_TEST_PG_DATA" -m immediate stop >/dev/null 2>&1
+	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$OUTBOX_TEST_PG_DATA" -m immediate stop >/dev/null 2>&1 || true
 	rm -rf "$(dirname "$OUTBOX_TEST_PG_DATA")"
 	unset OUTBOX_TEST_PG_DATA
 }
@@ -96,8 +96,8 @@ fauxqs_start() {
 
 fauxqs_stop() {
 	[ -n "${FAUXQS_PID:-}" ] || return 0
-	kill "$FAUXQS_PID" 2>/dev/null
-	wait "$FAUXQS_PID" 2>/dev/null
+	kill "$FAUXQS_PID" 2>/dev/null || true
+	wait "$FAUXQS_PID" 2>/dev/null || true
 	unset FAUXQS_PID
 }
 
