@@ -1,0 +1,164 @@
+/*
+ * recorder.c: a test plugin the consumer tests steer through plugin.*
+ * options.
+ *
+ * execute() appends "JOB_ID ATTEMPT GENERATION NOW_MS" to plugin.log_file
+ * (every execution, whatever happens next), sleeps plugin.sleep_ms, then
+ * returns:
+ *   FAIL   if the job's redrive_generation < plugin.fail_before_generation
+ *   RETRY  if the attempt <= plugin.retry_until_attempt
+ *   else   plugin.verdict (ok, retry, fail)
+ * commit() inserts one row (job_id, attempt, generation) into
+ * public.recorder_runs through tx_exec, then returns RETRY when
+ * plugin.fail_commit is true (so the row must be rolled back), else OK.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <outbox/plugin.h>
+
+struct recorder {
+	const struct outbox_host *host;
+	struct outbox_ctx *ctx;
+	long long sleep_ms;
+	long long retry_until_attempt;
+	long long fail_before_generation;
+	int fail_commit;
+	enum outbox_verdict verdict;
+	const char *log_file;
+};
+
+static const struct outbox_option options[] = {
+	{"sleep_ms", OUTBOX_OPT_INT, "0", 0, 600000, 0, "milliseconds execute() sleeps"},
+	{"verdict", OUTBOX_OPT_STRING, "ok", 0, 0, 0, "ok, retry or fail"},
+	{"retry_until_attempt", OUTBOX_OPT_INT, "0", 0, 1000, 0, "RETRY while attempt <= N"},
+	{"fail_before_generation", OUTBOX_OPT_INT, "0", 0, 1000, 0,
+	 "FAIL while redrive_generation < N"},
+	{"fail_commit", OUTBOX_OPT_BOOL, "false", 0, 0, 0, "commit() writes, then asks for RETRY"},
+	{"log_file", OUTBOX_OPT_STRING, "-", 0, 0, 0, "file that gets one line per execution"},
+	{NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void **instance,
+                    char *err, size_t errlen)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	const char *verdict;
+
+	*instance = r;
+	if (r == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->host = host;
+	r->ctx = ctx;
+	r->sleep_ms = host->option_int(ctx, "sleep_ms");
+	r->retry_until_attempt = host->option_int(ctx, "retry_until_attempt");
+	r->fail_before_generation = host->option_int(ctx, "fail_before_generation");
+	r->fail_commit = host->option_bool(ctx, "fail_commit");
+	r->log_file = host->option(ctx, "log_file");
+	verdict = host->option(ctx, "verdict");
+	if (strcmp(verdict, "ok") == 0) {
+		r->verdict = OUTBOX_OK;
+	} else if (strcmp(verdict, "retry") == 0) {
+		r->verdict = OUTBOX_RETRY;
+	} else if (strcmp(verdict, "fail") == 0) {
+		r->verdict = OUTBOX_FAIL;
+	} else {
+		snprintf(err, errlen, "plugin.verdict must be ok, retry or fail");
+		return -1;
+	}
+	return 0;
+}
+
+static void rec_destroy(void *instance)
+{
+	free(instance);
+}
+
+static void log_execution(struct recorder *r, const struct outbox_job *job)
+{
+	char line[256];
+	int fd, n;
+
+	if (strcmp(r->log_file, "-") == 0)
+		return;
+	n = snprintf(line, sizeof(line), "%s %d %d %lld\n", job->job_id, job->attempt,
+	             job->redrive_generation, (long long)r->host->now_ms(r->ctx));
+	fd = open(r->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r->host->log(r->ctx, OUTBOX_LOG_ERROR, "could not open \"%s\": %s", r->log_file,
+		             strerror(errno));
+		return;
+	}
+	if (n > 0 && write(fd, line, (size_t)n) != n)
+		r->host->log(r->ctx, OUTBOX_LOG_ERROR, "could not write \"%s\"", r->log_file);
+	close(fd);
+}
+
+static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *job,
+                                       struct outbox_result *result)
+{
+	struct recorder *r = instance;
+	struct timespec ts = {r->sleep_ms / 1000, (r->sleep_ms % 1000) * 1000000L};
+
+	log_execution(r, job);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		continue;
+	if (job->redrive_generation < r->fail_before_generation) {
+		snprintf(result->msg, result->msg_size, "recorder: generation %d fails",
+		         job->redrive_generation);
+		return OUTBOX_FAIL;
+	}
+	if (job->attempt <= r->retry_until_attempt) {
+		snprintf(result->msg, result->msg_size, "recorder: attempt %d retries", job->attempt);
+		return OUTBOX_RETRY;
+	}
+	if (r->verdict != OUTBOX_OK)
+		snprintf(result->msg, result->msg_size, "recorder: configured verdict");
+	return r->verdict;
+}
+
+static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *job,
+                                      const json_t *output, struct outbox_tx *tx,
+                                      char *err, size_t errlen)
+{
+	struct recorder *r = instance;
+	char attempt[16], gen[16];
+	const char *params[3] = {job->job_id, attempt, gen};
+
+	snprintf(attempt, sizeof(attempt), "%d", job->attempt);
+	snprintf(gen, sizeof(gen), "%d", job->redrive_generation);
+	if (r->host->tx_exec(tx, "INSERT INTO public.recorder_runs (job_id, attempt, generation)"
+	                         " VALUES ($1, $2::integer, $3::integer)",
+	                     3, params, NULL, err, errlen) < 0)
+		return OUTBOX_RETRY;
+	if (r->fail_commit) {
+		snprintf(err, errlen, "recorder: commit asked for a retry");
+		return OUTBOX_RETRY;
+	}
+	return OUTBOX_OK;
+}
+
+static const struct outbox_plugin descriptor = {
+	OUTBOX_PLUGIN_INIT,
+	.name = "recorder",
+	.version = "1",
+	.description = "consumer test plugin: records executions and commits",
+	.flags = OUTBOX_PLUGIN_CONCURRENT,
+	.options = options,
+	.init = rec_init,
+	.destroy = rec_destroy,
+	.execute = rec_execute,
+	.commit = rec_commit,
+};
+
+const struct outbox_plugin *outbox_plugin_describe(void)
+{
+	return &descriptor;
+}

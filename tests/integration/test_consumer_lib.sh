@@ -1,0 +1,140 @@
+# tests/integration/test_consumer_lib.sh: helpers for the consumer tests
+# (sourced after tests/harness/testlib.sh).  SQS calls go straight to
+# fauxqs with curl (JSON protocol; fauxqs does not check signatures).
+#
+#   sqs ACTION JSON                 one SQS call; prints the answer
+#   make_queues NAME MAXRECV VIS    creates NAME-dlq and NAME; sets QURL, DLQURL
+#   send_body QURL BODY             SendMessage
+#   queue_depth QURL                visible + in-flight messages
+#   consumer_ini FILE CONNINFO OPTS extra [consumer]/plugin lines via OPTS
+#   start_consumer INI LOG [ENV...] starts outboxd --role consumer; sets CPID
+#   stop_consumer                   SIGTERM, waits; returns its exit code
+#   wait_for SECONDS CMD...         polls CMD every 0.2 s until it succeeds
+#   event_body CONNINFO JOB_ID [GEN] the outbox body of a job's event
+
+EP=$OUTBOX_TEST_AWS_ENDPOINT
+
+sqs() {
+	curl -fsS -X POST "$EP/" -H 'Content-Type: application/x-amz-json-1.0' \
+		-H "X-Amz-Target: AmazonSQS.$1" -d "$2"
+}
+
+make_queues() {
+	local name=$1 maxrecv=$2 vis=$3 arn policy
+	DLQURL=$(sqs CreateQueue "{\"QueueName\":\"$name-dlq\"}" | jq -r .QueueUrl)
+	arn=$(sqs GetQueueAttributes "{\"QueueUrl\":\"$DLQURL\",\"AttributeNames\":[\"QueueArn\"]}" |
+		jq -r .Attributes.QueueArn)
+	policy=$(jq -cn --arg arn "$arn" --argjson n "$maxrecv" \
+		'{deadLetterTargetArn:$arn,maxReceiveCount:$n}|tostring')
+	QURL=$(sqs CreateQueue "{\"QueueName\":\"$name\",\"Attributes\":{\"VisibilityTimeout\":\"$vis\",\"RedrivePolicy\":$policy}}" |
+		jq -r .QueueUrl)
+}
+
+send_body() {
+	sqs SendMessage "$(jq -cn --arg q "$1" --arg b "$2" '{QueueUrl:$q,MessageBody:$b}')" >/dev/null
+}
+
+queue_depth() {
+	sqs GetQueueAttributes "{\"QueueUrl\":\"$1\",\"AttributeNames\":[\"All\"]}" |
+		jq -r '(.Attributes.ApproximateNumberOfMessages|tonumber) +
+		       (.Attributes.ApproximateNumberOfMessagesNotVisible|tonumber)'
+}
+
+# consumer_ini FILE CONNINFO DEST QURL DLQURL [EXTRA_PLUGIN_LINES] ; env overrides:
+# LEASE VIS WORKERS GRACE
+consumer_ini() {
+	cat >"$1" <<INI
+[database]
+conninfo = $2
+
+[aws]
+region = us-east-1
+endpoint_url = $EP
+
+[relay]
+retry_base_seconds = 2
+retry_max_seconds = 8
+
+[consumer]
+workers = ${WORKERS:-2}
+wait_time_seconds = 1
+visibility_timeout_seconds = ${VIS:-2}
+lease_seconds = ${LEASE:-5}
+shutdown_grace_seconds = ${GRACE:-5}
+
+[destination:$3]
+queue_url = $4
+dlq_url = $5
+plugin = recorder
+plugin.log_file = $TEST_TMP/executions.log
+${6:-}
+INI
+}
+
+start_consumer() {
+	local ini=$1 log=$2
+	shift 2
+	env "$@" "$OUTBOXD" -c "$ini" --role consumer >>"$log" 2>&1 &
+	CPID=$!
+}
+
+stop_consumer() {
+	local rc=0
+	kill -TERM "$CPID" 2>/dev/null || true
+	wait "$CPID" || rc=$?
+	return $rc
+}
+
+wait_for() {
+	local deadline=$(( $(date +%s) + $1 ))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 0.2
+	done
+}
+
+event_body() {
+	psql_q "$1" "SELECT body FROM outbox.outbox_events WHERE job_id = '$2'
+		AND redrive_generation = ${3:-0}"
+}
+
+# enqueue_job CONNINFO DEST N: enqueues news item N; prints the job_id
+enqueue_job() {
+	printf '{"source":"t","url":"https://example.com/%s","published_at":"2026-01-01T00:00:00Z","title":"t","body":"b"}\n' "$3" |
+		"$OUTBOXCTL" -c "$TEST_TMP/ctl.ini" --json enqueue-news --destination "$2" - |
+		jq -r '.jobs[0].job_id'
+}
+
+job_status() {
+	psql_q "$1" "SELECT status FROM outbox.jobs WHERE job_id = '$2'"
+}
+
+status_is() {
+	[ "$(job_status "$1" "$2")" = "$3" ]
+}
+
+executions() {
+	if [ -f "$TEST_TMP/executions.log" ]; then
+		grep -c "^$1 " "$TEST_TMP/executions.log" || true
+	else
+		echo 0
+	fi
+}
+
+recorder_rows() {
+	psql_q "$1" "SELECT count(*) FROM public.recorder_runs WHERE job_id = '$2'"
+}
+
+depth_is() {
+	[ "$(queue_depth "$1")" = "$2" ]
+}
+
+# setup_db NAME: fresh migrated database with the recorder table; sets DB
+setup_db() {
+	DB=$(newdb "$1")
+	write_ini "$TEST_TMP/ctl.ini" "$DB"
+	"$OUTBOXCTL" -c "$TEST_TMP/ctl.ini" migrate >/dev/null
+	psql_q "$DB" "CREATE TABLE public.recorder_runs (job_id text NOT NULL,
+		attempt integer NOT NULL, generation integer NOT NULL)" >/dev/null
+}
