@@ -283,7 +283,7 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 		marks[i] = items[i].mark;
 	if (outbox_store_mark(l->conn, l->token, marks, n, l->s.retry_base_seconds,
 	                      l->s.retry_max_seconds, &ms, err, sizeof(err)) < 0) {
-		lane_db_failed(l, "could not record the results of sent events", err);
+		lane_db_failed(l, "could not record the results of sent events (they are sent again once their claim expires)", err);
 		return -1;
 	}
 	count_outcomes(l, items, n, st);
