@@ -25,7 +25,7 @@
 
 #define WS "2026-11-27T14:35:00Z"
 #define PREV_WS "2026-11-27T14:30:00Z"
-#define MAX_ARTIFACTS 4
+#define MAX_ARTIFACTS 32
 
 struct mock_artifact {
 	char *key;
@@ -43,6 +43,8 @@ struct mock {
 	json_t *exec_calls;  /* [[param, ...], ...] */
 	json_t *enqueues;    /* [{"type","destination","identity","payload"}, ...] */
 	const char *opts[5][2];
+	const char *symbol; /* of the job being run */
+	const char *ws;
 };
 
 static struct mock m;
@@ -117,15 +119,20 @@ static int mock_query(struct outbox_ctx *ctx, const char *sql, int nparams,
 	}
 	if (strstr(sql, "outbox.price_windows") != NULL) {
 		assert_int_equal(nparams, 2);
-		assert_string_equal(params[0], "NVDA");
-		assert_string_equal(params[1], WS);
+		assert_string_equal(params[0], m.symbol);
+		assert_string_equal(params[1], m.ws);
 		*rows = json_incref(m.prev_rows);
 		return 0;
 	}
 	if (strstr(sql, "price_trigger.evaluations") != NULL) {
 		assert_int_equal(nparams, 3);
+		assert_string_equal(params[0], m.symbol);
 		snprintf(m.lookback_param, sizeof(m.lookback_param), "%s", params[2]);
-		*rows = json_incref(m.volume_rows);
+		/* LIMIT $3, as the SQL does. */
+		*rows = json_array();
+		for (size_t i = 0; i < json_array_size(m.volume_rows) &&
+		                   i < strtoul(params[2], NULL, 10); i++)
+			json_array_append(*rows, json_array_get(m.volume_rows, i));
 		return 0;
 	}
 	fail_msg("unexpected query: %s", sql);
@@ -239,6 +246,8 @@ static int setup(void **state)
 		{"volume_lookback", "5"}, {"explanation_destination", "explanation"},
 	};
 	memcpy(m.opts, defaults, sizeof(defaults));
+	m.symbol = "NVDA";
+	m.ws = WS;
 	return 0;
 }
 
@@ -262,7 +271,7 @@ static json_t *job_payload(size_t artifact_index, const char *sha_override)
 	const struct mock_artifact *a = &m.artifacts[artifact_index];
 
 	artifact_sha256_hex(a->body, strlen(a->body), sha);
-	return json_pack("{s:s, s:s, s:i, s:s, s:s}", "symbol", "NVDA", "window_start", WS,
+	return json_pack("{s:s, s:s, s:i, s:s, s:s}", "symbol", m.symbol, "window_start", m.ws,
 	                 "generation", 1, "artifact_key", a->key,
 	                 "artifact_sha256", sha_override != NULL ? sha_override : sha);
 }
@@ -526,6 +535,105 @@ static void test_options_change_thresholds(void **state)
 	json_decref(r.output);
 }
 
+/* Reads a whole file into a new string (caller frees). */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+
+	if (f == NULL)
+		fail_msg("cannot open %s", path);
+	assert_true(getdelim(&text, &cap, '\0', f) > 0);
+	fclose(f);
+	return text;
+}
+
+/* Serves one sample window's artifact; returns its index. */
+static size_t add_sample_artifact(const char *srcdir, const char *symbol, const char *ws,
+                                  const char *file)
+{
+	char path[4096], err[256] = "";
+	struct artifact a;
+	size_t i = m.n_artifacts++;
+
+	assert_true(i < MAX_ARTIFACTS);
+	snprintf(path, sizeof(path), "%s/conf/sample/bars/%s", srcdir, file);
+	char *text = slurp(path);
+	assert_int_equal(artifact_build(symbol, ws, 300, text, strlen(text), "prices/", &a,
+	                                err, sizeof(err)), 0);
+	free(text);
+	m.artifacts[i] = (struct mock_artifact){strdup(a.key), strdup(a.body), 0};
+	artifact_free(&a);
+	return i;
+}
+
+/*
+ * Runs one sample window with the mock standing in for price_windows (the
+ * symbol's previous artifact, from last) and price_trigger.evaluations
+ * (the volumes committed so far, from history); appends "SYMBOL WS
+ * N_FIRED;" to fired when it enqueued an explanation.
+ */
+static void replay_window(const char *srcdir, const char *symbol, const char *ws,
+                          const char *file, json_t *history, json_t *last,
+                          char *fired, size_t fired_size)
+{
+	size_t i = add_sample_artifact(srcdir, symbol, ws, file);
+	size_t before = json_array_size(m.enqueues);
+	struct run r;
+
+	json_array_clear(m.prev_rows);
+	if (json_object_get(last, symbol) != NULL)
+		set_previous((size_t)json_integer_value(json_object_get(last, symbol)));
+	json_object_set_new(last, symbol, json_integer((json_int_t)i));
+	if (json_object_get(history, symbol) == NULL)
+		json_object_set_new(history, symbol, json_array());
+	json_decref(m.volume_rows);
+	m.volume_rows = json_incref(json_object_get(history, symbol));
+	m.symbol = symbol;
+	m.ws = ws;
+	run_plugin(job_payload(i, NULL), &r);
+	assert_int_equal(r.execute, OUTBOX_OK);
+	assert_int_equal(r.commit, OUTBOX_OK);
+	if (json_array_size(m.enqueues) > before)
+		snprintf(fired + strlen(fired), fired_size - strlen(fired), "%s %s %zu;", symbol, ws,
+		         json_array_size(json_object_get(r.output, "fired")));
+	json_array_insert_new(json_object_get(history, symbol), 0,
+	                      json_pack("{s:o}", "window_volume", json_sprintf("%lld",
+	                                (long long)json_integer_value(
+	                                    json_object_get(r.output, "window_volume")))));
+	json_decref(r.output);
+}
+
+/*
+ * The sample session (conf/sample/bars), replayed in manifest order: only
+ * NVDA 14:35 may fire, and it fires every rule.
+ */
+static void test_sample_session_fires_only_nvda_1435(void **state)
+{
+	const char *srcdir = getenv("OUTBOX_SRCDIR") ? getenv("OUTBOX_SRCDIR") : OUTBOX_SRCDIR;
+	char path[4096], symbol[16], ws[32], file[64], fired[256] = "";
+	json_t *history = json_object(); /* symbol -> [{"window_volume"}...], newest first */
+	json_t *last = json_object();    /* symbol -> index of its previous artifact */
+	int windows = 0;
+
+	snprintf(path, sizeof(path), "%s/conf/sample/bars/manifest.tsv", srcdir);
+	char *manifest = slurp(path);
+	for (char *line = manifest; line != NULL && *line != '\0'; line = strchr(line, '\n')) {
+		line += *line == '\n';
+		if (*line != '#' && sscanf(line, "%15s %31s %63s", symbol, ws, file) == 3) {
+			replay_window(srcdir, symbol, ws, file, history, last, fired, sizeof(fired));
+			windows++;
+		}
+	}
+	assert_int_equal(windows, 24);
+	assert_string_equal(fired, "NVDA 2026-11-27T14:35:00Z 3;");
+	assert_int_equal(json_array_size(m.enqueues), 1);
+	free(manifest);
+	json_decref(history);
+	json_decref(last);
+}
+
 static void test_descriptor(void **state)
 {
 	const struct outbox_option *o;
@@ -590,6 +698,7 @@ int main(void)
 		T(test_query_failure_retries),
 		T(test_bad_payload_fails),
 		T(test_options_change_thresholds),
+		T(test_sample_session_fires_only_nvda_1435),
 	};
 
 	return cmocka_run_group_tests(tests, load_plugin, unload_plugin);
