@@ -27,6 +27,11 @@ void db_error(PGconn *conn, const PGresult *res, char *err, size_t errlen)
 	n = strlen(err);
 	while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == ' '))
 		err[--n] = '\0';
+	/* libpq's connection messages span lines ("...\n\tThis probably means"):
+	 * one log line per message. */
+	for (char *p = err; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
 }
 
 static void ignore_notice(void *arg, const char *message)
