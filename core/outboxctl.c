@@ -28,7 +28,8 @@ static const struct command commands[] = {
 	{"dead", cmd_dead, "dead [--destination D] [--json]"},
 	{"redrive", cmd_redrive, "redrive JOB_ID..."},
 	{"ingest-window", cmd_ingest_window,
-	 "ingest-window --symbol S --window-start ISO8601 --bars FILE [--backfill]"},
+	 "ingest-window --symbol S --window-start ISO8601 --bars FILE [--backfill]\n"
+	 "                [--window-seconds N] [--destination D]"},
 	{"reconcile-artifacts", cmd_reconcile_artifacts,
 	 "reconcile-artifacts [--grace SECONDS] [--dry-run] [--json]"},
 };
