@@ -223,12 +223,15 @@ void cfg_plugin_option_error(struct cfg_errors *errs, const struct cfg *cfg,
 		errs->dropped++;
 		return;
 	}
+	/* No option: the plugin itself (the "plugin =" line); an option that
+	 * is not in the file (line 0): the section's line. */
 	if (opt && asprintf(&key, CFG_PLUGIN_PREFIX "%s", opt->key) < 0) {
 		errs->dropped++;
 		return;
 	}
+	int line = opt == NULL ? d->plugin_line : opt->line > 0 ? opt->line : d->line;
 	va_start(ap, fmt);
-	cfg_verror(errs, cfg->file, opt ? opt->line : d->line, section, key, fmt, ap);
+	cfg_verror(errs, cfg->file, line, section, opt ? key : "plugin", fmt, ap);
 	va_end(ap);
 	free(key);
 }

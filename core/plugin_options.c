@@ -261,16 +261,18 @@ static int take_defaults(const char *plugin, const struct plugin_diag *diag,
 		const struct outbox_option *decl = val->decl;
 		if (val->configured)
 			continue;
+		/* Not in the file: reported against the key, at the section's line. */
+		struct cfg_plugin_option absent = {.key = (char *)decl->name, .value = NULL, .line = 0};
+
 		if (decl->default_value == NULL) {
-			plugin_diag_report(diag, NULL, "plugin.%s: required key is missing (%s)",
-			                   decl->name, decl->help != NULL ? decl->help : "no help");
+			plugin_diag_report(diag, &absent, "required key is missing (%s)",
+			                   decl->help != NULL ? decl->help : "no help");
 			problems++;
 		} else if (parse_value(decl, decl->default_value, val, err, sizeof(err)) < 0) {
-			plugin_diag_report(diag, NULL, "plugin.%s: plugin \"%s\" has an invalid default: %s",
-			                   decl->name, plugin, err);
+			plugin_diag_report(diag, &absent, "%s (default value of plugin \"%s\")", err, plugin);
 			problems++;
 		} else if (set_value(val, decl->default_value, 0) < 0) {
-			plugin_diag_report(diag, NULL, "plugin.%s: out of memory", decl->name);
+			plugin_diag_report(diag, &absent, "out of memory");
 			problems++;
 		}
 	}

@@ -286,14 +286,16 @@ static void test_plugin_option_error(void **state)
 	(void)state;
 	cfg_plugin_option_error(&errs, cfg, news, &news->plugin_options[1],
 				"unknown model \"%s\"", news->plugin_options[1].value);
-	cfg_plugin_option_error(&errs, cfg, news, NULL, "missing required key \"plugin.%s\"",
-				"token_env");
+	cfg_plugin_option_error(&errs, cfg, news, NULL, "could not load \"%s\"", "x.so");
+	struct cfg_plugin_option absent = {.key = "token_env", .value = NULL, .line = 0};
+	cfg_plugin_option_error(&errs, cfg, news, &absent, "required key is missing");
 	got = join_errors(&errs);
 	assert_string_equal(got,
 			    "plugin_options.ini:12: [destination:news] plugin.model: "
 			    "unknown model \"gpt-4o-mini;not-a-comment\"\n"
-			    "plugin_options.ini:8: [destination:news]: "
-			    "missing required key \"plugin.token_env\"\n");
+			    "plugin_options.ini:11: [destination:news] plugin: could not load \"x.so\"\n"
+			    "plugin_options.ini:8: [destination:news] plugin.token_env: "
+			    "required key is missing\n");
 	free(got);
 	cfg_errors_free(&errs);
 	cfg_free(cfg);

