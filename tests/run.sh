@@ -4,12 +4,12 @@
 #   1. installs the build and test dependencies (apt-get, npm: fauxqs 1.9.2)
 #   2. starts a throwaway PostgreSQL 15 (as the postgres user) and fauxqs,
 #      each on a free 127.0.0.1 port
-#   3. builds and runs `make check`, then again under ASan+UBSan,
-#      then `make distcheck`
+#   3. builds and runs `make check`, the unit tests again under valgrind,
+#      everything again under ASan+UBSan, then `make distcheck`
 #   4. stops what it started, whatever happened
 #
-# OUTBOX_SKIP_INSTALL=1 skips step 1; OUTBOX_SKIP_SANITIZE=1 and
-# OUTBOX_SKIP_DISTCHECK=1 skip those passes (handy while developing).
+# OUTBOX_SKIP_INSTALL=1 skips step 1; OUTBOX_SKIP_VALGRIND=1,
+# OUTBOX_SKIP_SANITIZE=1 and OUTBOX_SKIP_DISTCHECK=1 skip those passes.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,6 +71,19 @@ trap 'rc=$?; set +e; summary; services_stop; exit $rc' EXIT
 
 echo "== make check"
 run_build "$top/_build"
+
+if [ "${OUTBOX_SKIP_VALGRIND:-0}" != 1 ]; then
+	echo "== unit tests under valgrind (errors and definite leaks fail)"
+	unit_tests=$(cd "$top/_build" && ls tests/unit/test_* 2>/dev/null | grep -v '\.' | tr '\n' ' ')
+	rc=0
+	make -C "$top/_build" check TESTS="$unit_tests" OUTBOX_VALGRIND=1 >"$top/_build/valgrind.out" 2>&1 || rc=$?
+	count_results "$top/_build"
+	if [ "$rc" -ne 0 ]; then
+		show_failures "$top/_build"
+		exit 1
+	fi
+	grep -E '^(PASS|FAIL|ERROR|SKIP):' "$top/_build/valgrind.out"
+fi
 
 if [ "${OUTBOX_SKIP_SANITIZE:-0}" != 1 ]; then
 	echo "== make check under AddressSanitizer + UndefinedBehaviorSanitizer"
