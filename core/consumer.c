@@ -79,6 +79,9 @@ static void setup_workers(struct consumer *c, struct plugin_instance *const *ins
 			w->slot = k;
 			w->dlq = j == (size_t)cfg->consumer.workers;
 			w->inst = w->dlq ? NULL : instances[i];
+			w->uses_sqs = true;
+			consumer_sqs_port_init(&w->sqs_port, NULL, w->dlq ? d->dlq_url : d->queue_url,
+			                       d->name, &w->port);
 			snprintf(w->claimed_by, sizeof(w->claimed_by), "%s/%s/%zu", c->instance_id,
 			         d->name, j);
 		}

@@ -121,9 +121,9 @@ void *consumer_dlq_main(void *arg)
 			continue;
 		for (size_t i = 0; i < msgs.n; i++) {
 			if (consumer_worker_ensure(w) == 0 && record(w, &msgs.items[i]) == 0)
-				consumer_worker_delete(w, w->dest->dlq_url, &msgs.items[i]);
+				consumer_worker_delete(w, &msgs.items[i]);
 		}
-		consumer_worker_flush_deletes(w, w->dest->dlq_url);
+		consumer_worker_flush_deletes(w);
 		sqs_messages_free(&msgs);
 	}
 	return NULL;

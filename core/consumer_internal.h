@@ -16,6 +16,8 @@
 #include "aws_env.h"
 #include "aws_http.h"
 #include "consumer.h"
+#include "consumer_port.h"
+#include "consumer_runner.h"
 #include "heartbeat.h"
 #include "ledger.h"
 #include "sqs.h"
@@ -32,11 +34,15 @@ struct consumer_worker {
 	int backoff_ms;                        /* next reconnect/receive backoff */
 	pthread_t thread;
 	bool started;
-	/* Deletions waiting for one DeleteMessageBatch; handles borrowed from
-	 * the receive batch being processed. */
-	struct sqs_handle_entry del[SQS_MAX_BATCH_ENTRIES];
-	char del_ids[SQS_MAX_BATCH_ENTRIES][4];
-	size_t n_del;
+	/* Where deletions and visibility changes go: the SQS port of the
+	 * worker's queue (dest->queue_url, or dest->dlq_url for a DLQ reader)
+	 * in the daemon, another port in consumer_runner.  Deletions wait in
+	 * the port for one DeleteMessageBatch; handles borrowed from the
+	 * receive batch being processed. */
+	struct consumer_port port;
+	struct consumer_sqs_port sqs_port; /* used when uses_sqs */
+	bool uses_sqs;                     /* false: no SQS client is made */
+	struct consumer_counters counters; /* this worker's, written by its thread */
 };
 
 struct consumer {
@@ -76,10 +82,11 @@ void consumer_worker_backoff(struct consumer_worker *w);
  * on failure logs, backs off, frees *msgs and returns -1. */
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
                             struct sqs_messages *msgs) OUTBOX_MUSTCHECK;
-/* Queue / flush deletions of messages from queue_url. */
-void consumer_worker_delete(struct consumer_worker *w, const char *queue_url,
-                            const struct sqs_message *m);
-void consumer_worker_flush_deletes(struct consumer_worker *w, const char *queue_url);
+/* Queue / flush deletions through w->port. */
+void consumer_worker_delete(struct consumer_worker *w, const struct sqs_message *m);
+void consumer_worker_flush_deletes(struct consumer_worker *w);
+/* Spec section 4 for one delivery m (borrowed until the next flush). */
+void consumer_worker_process(struct consumer_worker *w, const struct sqs_message *m);
 /* BEGIN / COMMIT / ROLLBACK on w->conn; 0 or -1 with err. */
 int consumer_tx(struct consumer_worker *w, const char *verb, char *err, size_t errlen)
 	OUTBOX_MUSTCHECK;

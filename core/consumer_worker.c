@@ -47,10 +47,13 @@ int consumer_worker_ensure(struct consumer_worker *w)
 			return -1;
 		}
 	}
-	if (w->sqs == NULL && aws_http_new(&w->c->env, AWS_SERVICE_SQS, &w->sqs) < 0) {
-		w->sqs = NULL;
-		log_warning("could not create the SQS client dest=%s", w->dest->name);
-		return -1;
+	if (w->uses_sqs && w->sqs == NULL) {
+		if (aws_http_new(&w->c->env, AWS_SERVICE_SQS, &w->sqs) < 0) {
+			w->sqs = NULL;
+			log_warning("could not create the SQS client dest=%s", w->dest->name);
+			return -1;
+		}
+		w->sqs_port.sqs = w->sqs;
 	}
 	return 0;
 }
@@ -96,39 +99,14 @@ static void rollback(struct consumer_worker *w)
 		consumer_worker_db_failed(w);
 }
 
-void consumer_worker_flush_deletes(struct consumer_worker *w, const char *queue_url)
+void consumer_worker_flush_deletes(struct consumer_worker *w)
 {
-	struct sqs_entry_result results[SQS_MAX_BATCH_ENTRIES];
-	struct aws_result res;
-	int rc;
-
-	if (w->n_del == 0)
-		return;
-	if (w->n_del == 1)
-		rc = sqs_delete_message(w->sqs, queue_url, w->del[0].receipt_handle, &res);
-	else
-		rc = sqs_delete_message_batch(w->sqs, queue_url, w->del, w->n_del, results, &res);
-	if (rc < 0)
-		log_warning("could not delete %zu message(s): %s %s dest=%s", w->n_del, res.code,
-		            res.message, w->dest->name);
-	for (size_t i = 0; rc == 0 && w->n_del > 1 && i < w->n_del; i++) {
-		if (!results[i].ok)
-			log_warning("could not delete a message: %s %s dest=%s", results[i].code,
-			            results[i].message, w->dest->name);
-	}
-	w->n_del = 0;
+	w->port.ops->flush(w->port.ctx);
 }
 
-void consumer_worker_delete(struct consumer_worker *w, const char *queue_url,
-                            const struct sqs_message *m)
+void consumer_worker_delete(struct consumer_worker *w, const struct sqs_message *m)
 {
-	if (w->n_del == SQS_MAX_BATCH_ENTRIES)
-		consumer_worker_flush_deletes(w, queue_url);
-	snprintf(w->del_ids[w->n_del], sizeof(w->del_ids[w->n_del]), "%zu", w->n_del);
-	w->del[w->n_del].id = w->del_ids[w->n_del];
-	w->del[w->n_del].receipt_handle = m->receipt_handle;
-	w->del[w->n_del].visibility_timeout = 0;
-	w->n_del++;
+	w->port.ops->delete_message(w->port.ctx, m);
 }
 
 static void set_visibility(struct consumer_worker *w, const struct sqs_message *m, int seconds,
@@ -136,8 +114,8 @@ static void set_visibility(struct consumer_worker *w, const struct sqs_message *
 {
 	struct aws_result res;
 
-	if (sqs_change_message_visibility(w->sqs, w->dest->queue_url, m->receipt_handle,
-	                                  consumer_visibility_cap(seconds), &res) < 0)
+	if (w->port.ops->change_visibility(w->port.ctx, m, consumer_visibility_cap(seconds),
+	                                   &res) < 0)
 		log_warning("could not change the message visibility: %s %s dest=%s job_id=%s",
 		            res.code, res.message, w->dest->name, job_id);
 }
@@ -158,9 +136,11 @@ static void complete_retry(struct run *r, const char *why)
 		return;
 	}
 	if (rc == 0) {
+		r->w->counters.lost_claims++;
 		log_warning("lost the claim; retry not recorded job_id=%s", r->claim.job_id);
 		return;
 	}
+	r->w->counters.retried++;
 	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
 	         r->w->dest->name, r->claim.job_id, r->claim.attempt_count);
 	set_visibility(r->w, r->m, delay, r->claim.job_id);
@@ -178,12 +158,14 @@ static void complete_fail(struct run *r, const char *why)
 		return;
 	}
 	if (rc == 0) {
+		r->w->counters.lost_claims++;
 		log_warning("lost the claim; failure not recorded job_id=%s", r->claim.job_id);
 		return;
 	}
+	r->w->counters.failed++;
 	log_warning("job failed permanently: %s dest=%s job_id=%s", why, r->w->dest->name,
 	            r->claim.job_id);
-	consumer_worker_delete(r->w, r->w->dest->queue_url, r->m);
+	consumer_worker_delete(r->w, r->m);
 }
 
 /* OK: the plugin's commit() and the CAS to SUCCEEDED in one transaction. */
@@ -212,11 +194,13 @@ static void complete_ok(struct run *r, const json_t *output)
 	rc = ledger_succeed(w->conn, &r->claim, err, sizeof(err));
 	if (rc <= 0) {
 		rollback(w);
-		if (rc == 0)
+		if (rc == 0) {
+			w->counters.lost_claims++;
 			log_warning("lost the claim; the handler's writes are discarded job_id=%s",
 			            r->claim.job_id);
-		else
+		} else {
 			complete_retry(r, err);
+		}
 		return;
 	}
 	FAULT_POINT("consumer.in_commit");
@@ -226,9 +210,10 @@ static void complete_ok(struct run *r, const json_t *output)
 		consumer_worker_db_failed(w);
 		return;
 	}
+	w->counters.succeeded++;
 	log_info("job succeeded dest=%s job_id=%s attempt=%d", w->dest->name, r->claim.job_id,
 	         r->claim.attempt_count);
-	consumer_worker_delete(w, w->dest->queue_url, r->m);
+	consumer_worker_delete(w, r->m);
 }
 
 /* The winner of the claim runs the handler. */
@@ -244,12 +229,16 @@ static void run_claimed(struct run *r, const char *payload)
 	r->job = (struct outbox_job){r->claim.job_id, r->pm->job_type, w->dest->name,
 	                             payload_json, r->claim.attempt_count,
 	                             r->claim.redrive_generation};
-	consumer_worker_flush_deletes(w, w->dest->queue_url);
+	consumer_worker_flush_deletes(w);
 	consumer_busy(w->c, 1);
-	heartbeat_begin(w->c->hb, w->slot, &r->claim, w->dest->queue_url, r->m->receipt_handle);
+	if (w->c->hb != NULL)
+		heartbeat_begin(w->c->hb, w->slot, &r->claim, w->dest->queue_url,
+		                r->m->receipt_handle);
 	FAULT_POINT("consumer.in_execute");
+	w->counters.handler_runs++;
 	v = plugin_instance_execute(w->inst, &r->job, &result);
-	enum heartbeat_outcome hb = heartbeat_end(w->c->hb, w->slot);
+	enum heartbeat_outcome hb =
+		w->c->hb != NULL ? heartbeat_end(w->c->hb, w->slot) : HEARTBEAT_KEPT;
 	if (hb == HEARTBEAT_RELEASED) {
 		log_warning("handler finished after its claim was released; result discarded"
 		            " job_id=%s", r->claim.job_id);
@@ -309,63 +298,99 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 		                  w->c->cfg->consumer.lease_seconds, &r->claim, &payload,
 		                  err, sizeof(err));
 	if (rc < 0) {
+		w->counters.db_errors++;
 		log_warning("could not claim the job: %s job_id=%s", err, job->job_id);
 		consumer_worker_db_failed(w);
 	} else if (rc == 2) {
+		w->counters.stale++;
 		log_warning("price job is stale: its window has a newer generation; marked DEAD"
 		            " dest=%s job_id=%s", w->dest->name, job->job_id);
-		consumer_worker_delete(w, w->dest->queue_url, r->m);
+		consumer_worker_delete(w, r->m);
 	} else if (rc == 0) {
 		/* Someone else holds it, unless it finished meanwhile. */
+		w->counters.left++;
 		if (ledger_job_lookup(w->conn, job->job_id, &now, err, sizeof(err)) == 1 &&
 		    (now.status == LEDGER_SUCCEEDED || now.status == LEDGER_DEAD))
-			consumer_worker_delete(w, w->dest->queue_url, r->m);
+			consumer_worker_delete(w, r->m);
 		log_info("claim lost to another delivery dest=%s job_id=%s", w->dest->name,
 		         job->job_id);
 	} else {
+		w->counters.claims++;
 		run_claimed(r, payload);
 	}
 	free(payload);
 }
 
-static void process_message(struct consumer_worker *w, const struct sqs_message *m)
+/* Counts what the rule choice did with a delivery (claims count later). */
+static void count_action(struct consumer_worker *w, enum consumer_action a)
+{
+	switch (a) {
+	case CONSUMER_IGNORE:
+		w->counters.ignored++;
+		break;
+	case CONSUMER_DELETE_TERMINAL:
+		w->counters.terminal_skips++;
+		atomic_fetch_add(&w->c->terminal_skips, 1);
+		break;
+	case CONSUMER_DELETE_OBSOLETE:
+		w->counters.obsolete_deletes++;
+		break;
+	case CONSUMER_DEFER:
+		w->counters.deferred++;
+		break;
+	case CONSUMER_LEAVE:
+		w->counters.left++;
+		break;
+	case CONSUMER_CLAIM:
+		break;
+	}
+}
+
+void consumer_worker_process(struct consumer_worker *w, const struct sqs_message *m)
 {
 	struct consumer_msg pm;
 	struct ledger_job job;
 	char why[256], err[512];
 	const char *reason;
+	enum consumer_action action;
 	int rc, defer;
 
+	w->counters.deliveries++;
 	if (consumer_message_parse(m->body, m->body_len, &pm, why, sizeof(why)) < 0) {
+		w->counters.ignored++;
 		log_warning("ignoring a message that is not an outbox event: %s dest=%s"
 		            " message_id=%s", why, w->dest->name, m->message_id);
 		return;
 	}
-	if (consumer_worker_ensure(w) < 0)
+	if (consumer_worker_ensure(w) < 0) {
+		w->counters.db_errors++;
 		return;
+	}
 	rc = ledger_job_lookup(w->conn, pm.job_id, &job, err, sizeof(err));
 	if (rc < 0) {
+		w->counters.db_errors++;
 		log_warning("could not read the job: %s job_id=%s", err, pm.job_id);
 		consumer_worker_db_failed(w);
 		return;
 	}
 	struct run r = {.w = w, .m = m, .pm = &pm};
-	switch (consumer_message_decide(w->dest->name, &pm, rc == 1 ? &job : NULL, &defer,
-	                                &reason)) {
+	action = consumer_message_decide(w->dest->name, &pm, rc == 1 ? &job : NULL, &defer,
+	                                 &reason);
+	count_action(w, action);
+	switch (action) {
 	case CONSUMER_IGNORE:
 		log_warning("ignoring message: %s dest=%s job_id=%s event_id=%s", reason,
 		            w->dest->name, pm.job_id, pm.event_id);
 		break;
 	case CONSUMER_DELETE_TERMINAL:
-		atomic_fetch_add(&w->c->terminal_skips, 1);
 		log_info("terminal skip: job is %s, message deleted dest=%s job_id=%s event_id=%s",
 		         ledger_status_name(job.status), w->dest->name, pm.job_id, pm.event_id);
-		consumer_worker_delete(w, w->dest->queue_url, m);
+		consumer_worker_delete(w, m);
 		break;
 	case CONSUMER_DELETE_OBSOLETE:
 		log_info("message of an older redrive generation deleted dest=%s job_id=%s"
 		         " event_id=%s", w->dest->name, pm.job_id, pm.event_id);
-		consumer_worker_delete(w, w->dest->queue_url, m);
+		consumer_worker_delete(w, m);
 		break;
 	case CONSUMER_DEFER:
 		log_debug("job not due; message deferred by %d s job_id=%s", defer, pm.job_id);
@@ -422,8 +447,8 @@ void *consumer_worker_main(void *arg)
 		if (consumer_worker_receive(w, w->dest->queue_url, &msgs) < 0)
 			continue;
 		for (i = 0; i < msgs.n && !consumer_stopping(w->c); i++)
-			process_message(w, &msgs.items[i]);
-		consumer_worker_flush_deletes(w, w->dest->queue_url);
+			consumer_worker_process(w, &msgs.items[i]);
+		consumer_worker_flush_deletes(w);
 		give_back(w, &msgs, i);
 		sqs_messages_free(&msgs);
 	}
