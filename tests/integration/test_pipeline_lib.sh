@@ -16,6 +16,7 @@
 #   pl_setup NAME [EXTRA_NEWS_LINES]
 #                                  fresh database pipeline_NAME_PID, relay.ini
 #                                  in $INI, migrate, create-queues; sets DB, INI
+#                                  (PL_DB=CONNINFO: use that database instead)
 #   outboxd_start LOG [ENV=VALUE...]  outboxd --role all -c $INI; sets OPID and
 #                                  adds it to the list killed at exit
 #   outboxd_stop PID               SIGTERM, wait; returns its exit code
@@ -27,7 +28,8 @@
 #   enqueue_news FILE|-            enqueue-news --json; prints the job ids
 #
 # Every server is bound to 127.0.0.1.  Everything started here is stopped by
-# pl_cleanup (trap EXIT), which also removes $TEST_TMP.
+# pl_cleanup (trap EXIT), which also removes $TEST_TMP (unless PL_KEEP_TMP is
+# set: then the logs stay there).
 
 pl_pids=()
 STUB_PID=""
@@ -53,10 +55,16 @@ pl_cleanup() {
 		pl_extra_cleanup
 	fi
 	# keep the database of a failed run for a post-mortem
-	if [ -n "${DB:-}" ] && [ "${checks_failed:-0}" = 0 ]; then
+	# (only databases newdb made on the shared cluster)
+	if [ "${DB:-}" = "postgresql://postgres@127.0.0.1:$OUTBOX_TEST_PG_PORT/${DB##*/}" ] &&
+	   [ "${DB##*/}" != postgres ] && [ "${checks_failed:-0}" = 0 ]; then
 		psql_q "$OUTBOX_TEST_PG_CONNINFO" "DROP DATABASE IF EXISTS \"${DB##*/}\" WITH (FORCE)" >/dev/null 2>&1
 	fi
-	rm -rf "$TEST_TMP"
+	if [ -n "${PL_KEEP_TMP:-}" ]; then
+		echo "# PL_KEEP_TMP: logs kept in $TEST_TMP"
+	else
+		rm -rf "$TEST_TMP"
+	fi
 }
 trap pl_cleanup EXIT
 
@@ -164,7 +172,11 @@ INI
 }
 
 pl_setup() {
-	DB=$(newdb "pipeline_$1_$$")
+	if [ -n "${PL_DB:-}" ]; then
+		DB=$PL_DB
+	else
+		DB=$(newdb "pipeline_$1_$$")
+	fi
 	INI="$TEST_TMP/relay.ini"
 	pl_ini "$INI" "$DB" "$1" "${2:-}"
 	"$OUTBOXCTL" -c "$INI" migrate >"$TEST_TMP/migrate.log" 2>&1 || {
