@@ -104,7 +104,8 @@ int cmd_enqueue_news(struct ctl *ctl, int argc, char **argv)
 	FILE *in;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (opt = getopt_long(argc, argv, "", longopts, NULL); opt != -1;
+	     opt = getopt_long(argc, argv, "", longopts, NULL)) {
 		if (opt != 'd')
 			return CTL_EXIT_USAGE;
 		destination = optarg;

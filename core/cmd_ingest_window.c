@@ -81,7 +81,8 @@ static int parse_args(int argc, char **argv, struct ingest_args *a)
 	*a = (struct ingest_args){.destination = "price",
 	                          .window_seconds = ARTIFACT_DEFAULT_WINDOW_SECONDS};
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (opt = getopt_long(argc, argv, "", longopts, NULL); opt != -1;
+	     opt = getopt_long(argc, argv, "", longopts, NULL)) {
 		switch (opt) {
 		case 's': a->symbol = optarg; break;
 		case 'w': a->window_start = optarg; break;

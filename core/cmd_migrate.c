@@ -57,7 +57,8 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 	int opt, exit_code = CTL_EXIT_OK;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (opt = getopt_long(argc, argv, "", longopts, NULL); opt != -1;
+	     opt = getopt_long(argc, argv, "", longopts, NULL)) {
 		if (opt != 'd')
 			return CTL_EXIT_USAGE;
 		dir = optarg;

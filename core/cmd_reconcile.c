@@ -64,7 +64,8 @@ static int parse_args(int argc, char **argv, struct reconcile_args *a)
 
 	*a = (struct reconcile_args){.grace_seconds = 3600};
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (opt = getopt_long(argc, argv, "", longopts, NULL); opt != -1;
+	     opt = getopt_long(argc, argv, "", longopts, NULL)) {
 		if (opt == 'n') {
 			a->dry_run = true;
 		} else if (opt == 'g') {

@@ -162,7 +162,7 @@ static int scan_dir(const char *dir, struct migration_set *set, char *err, size_
 		         strerror(errno));
 		return -1;
 	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
+	for (de = readdir(d); rc == 0 && de != NULL; de = readdir(d)) {
 		int version = parse_file_name(de->d_name);
 
 		if (version > 0)
@@ -171,7 +171,8 @@ static int scan_dir(const char *dir, struct migration_set *set, char *err, size_
 	closedir(d);
 	if (rc < 0)
 		return -1;
-	qsort(set->items, set->n, sizeof(set->items[0]), compare_version);
+	if (set->n > 1)
+		qsort(set->items, set->n, sizeof(set->items[0]), compare_version);
 	for (size_t i = 1; i < set->n; i++) {
 		if (set->items[i].version == set->items[i - 1].version) {
 			snprintf(err, errlen, "migrations \"%s\" and \"%s\" have the same version %d",
@@ -230,6 +231,30 @@ static int check_applied(PGconn *conn, const char *dir, const char *component,
 	return rc;
 }
 
+/*
+ * A pending file numbered below an applied one (a branch merged late) would
+ * run after newer migrations it was never written against: refuse, as
+ * Flyway does, and ask for a new number.
+ */
+static int check_order(const struct migration_set *set, char *err, size_t errlen)
+{
+	const struct migration *newest = NULL;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->items[i].applied)
+			newest = &set->items[i];
+	for (size_t i = 0; newest != NULL && i < set->n; i++) {
+		const struct migration *m = &set->items[i];
+
+		if (!m->applied && m->version < newest->version) {
+			snprintf(err, errlen, "migration \"%s\" is numbered below \"%s\", which is already "
+			         "applied; give it a version above %d", m->path, newest->file, newest->version);
+			return MIGRATE_CHANGED;
+		}
+	}
+	return MIGRATE_OK;
+}
+
 static int apply_one(PGconn *conn, const char *component, const struct migration *m,
                      char *err, size_t errlen)
 {
@@ -249,6 +274,12 @@ static int apply_one(PGconn *conn, const char *component, const struct migration
 		goto fail;
 	}
 	PQclear(res);
+	/* A file with its own COMMIT would make the file and its row separate. */
+	if (PQtransactionStatus(conn) != PQTRANS_INTRANS) {
+		snprintf(err, errlen, "migration \"%s\" ended the transaction itself: remove its "
+		         "BEGIN/COMMIT/ROLLBACK (each file already runs in its own transaction)", m->file);
+		goto fail_noclear;
+	}
 	res = db_query(conn, "INSERT INTO outbox.schema_migrations (component, version, name, checksum)"
 	               " VALUES ($1, $2::integer, $3, $4)", 4, params, err, errlen);
 	if (res == NULL)
@@ -283,6 +314,8 @@ int migrate_run(PGconn *conn, const char *dir, const char *component,
 	if (db_exec(conn, bootstrap_sql, err, errlen) < 0)
 		goto out;
 	rc = check_applied(conn, dir, component, &set, report, err, errlen);
+	if (rc == MIGRATE_OK)
+		rc = check_order(&set, err, errlen);
 	for (size_t i = 0; i < set.n && rc == MIGRATE_OK; i++) {
 		if (set.items[i].applied)
 			continue;

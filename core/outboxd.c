@@ -83,7 +83,8 @@ static int parse_args(int argc, char **argv, struct options *opts)
 	};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "c:th", longopts, NULL)) != -1) {
+	for (opt = getopt_long(argc, argv, "c:th", longopts, NULL); opt != -1;
+	     opt = getopt_long(argc, argv, "c:th", longopts, NULL)) {
 		switch (opt) {
 		case 'c':
 			opts->config_path = optarg;

@@ -25,6 +25,27 @@ rc=0
 "$OUTBOXCTL" -c "$ini" migrate >"$TEST_TMP/m3.out" 2>&1 || rc=$?
 check "edited migration: exit 78" test "$rc" -eq 78
 check "edited migration: message names the file" grep -q 'migration ".*V1__core_schema.sql" has changed' "$TEST_TMP/m3.out"
+
+# --- migrate: a file numbered below an applied one, a file that commits ---
+db2=$(newdb outbox_test_ctl_order)
+write_ini "$TEST_TMP/order.ini" "$db2"
+mkdir "$TEST_TMP/order"
+echo "CREATE TABLE order_a (id int);" >"$TEST_TMP/order/V1__a.sql"
+echo "CREATE TABLE order_c (id int);" >"$TEST_TMP/order/V3__c.sql"
+"$OUTBOXCTL" -c "$TEST_TMP/order.ini" migrate --dir "$TEST_TMP/order" >/dev/null 2>&1
+echo "CREATE TABLE order_b (id int);" >"$TEST_TMP/order/V2__b.sql"
+rc=0
+"$OUTBOXCTL" -c "$TEST_TMP/order.ini" migrate --dir "$TEST_TMP/order" >"$TEST_TMP/o1.out" 2>&1 || rc=$?
+check "out-of-order migration: exit 78" test "$rc" -eq 78
+check "out-of-order migration: named" grep -q 'V2__b.sql" is numbered below "V3__c.sql"' "$TEST_TMP/o1.out"
+check "out-of-order migration: not applied" test "$(psql_q "$db2" "SELECT count(*) FROM pg_tables WHERE tablename = 'order_b'")" -eq 0
+rm "$TEST_TMP/order/V2__b.sql"
+printf 'CREATE TABLE order_d (id int);\nCOMMIT;\n' >"$TEST_TMP/order/V4__commits.sql"
+rc=0
+"$OUTBOXCTL" -c "$TEST_TMP/order.ini" migrate --dir "$TEST_TMP/order" >"$TEST_TMP/o2.out" 2>&1 || rc=$?
+check "self-committing migration: refused" test "$rc" -eq 1
+check "self-committing migration: says why" grep -q 'V4__commits.sql" ended the transaction itself' "$TEST_TMP/o2.out"
+check "self-committing migration: not recorded" test "$(psql_q "$db2" "SELECT count(*) FROM outbox.schema_migrations WHERE version = 4")" -eq 0
 export OUTBOX_MIGRATIONS_DIR="$OUTBOX_SRCDIR/migrations"
 
 # --- enqueue-news: a bad line is reported and writes nothing -------------
