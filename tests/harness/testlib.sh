@@ -36,7 +36,7 @@ psql_q() {
 }
 
 newdb() {
-	psql_q "$OUTBOX_TEST_PG_CONNINFO" "SET client_min_messages = warning; DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
+	PGOPTIONS="-c client_min_messages=warning" psql_q "$OUTBOX_TEST_PG_CONNINFO" "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
 	psql_q "$OUTBOX_TEST_PG_CONNINFO" "CREATE DATABASE \"$1\"" >/dev/null
 	echo "postgresql://postgres@127.0.0.1:$OUTBOX_TEST_PG_PORT/$1"
 }
