@@ -108,8 +108,11 @@ int llm_client_from_host(const struct outbox_host *host, struct outbox_ctx *ctx,
 	}
 	if (llm_client_new(&cfg, out, err, errlen) < 0)
 		return -1;
-	host->log(ctx, OUTBOX_LOG_INFO, "LLM endpoint \"%s\", model \"%s\", timeout %ld ms",
-	          cfg.endpoint, cfg.model, cfg.timeout_ms);
+	/* Only up to the query: some services take a key there (?api-key=...). */
+	host->log(ctx, OUTBOX_LOG_INFO, "LLM endpoint \"%.*s%s\", model \"%s\", timeout %ld ms",
+	          (int)strcspn(cfg.endpoint, "?#"), cfg.endpoint,
+	          cfg.endpoint[strcspn(cfg.endpoint, "?#")] != '\0' ? "?..." : "",
+	          cfg.model, cfg.timeout_ms);
 	return 0;
 }
 
