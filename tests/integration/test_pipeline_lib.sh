@@ -56,7 +56,7 @@ pl_cleanup() {
 	fi
 	# keep the database of a failed run for a post-mortem
 	# (only databases newdb made on the shared cluster)
-	if [ "${DB:-}" = "postgresql://postgres@127.0.0.1:$OUTBOX_TEST_PG_PORT/${DB##*/}" ] &&
+	if [ -n "${DB:-}" ] && [ "$DB" = "postgresql://postgres@127.0.0.1:${OUTBOX_TEST_PG_PORT:-}/${DB##*/}" ] &&
 	   [ "${DB##*/}" != postgres ] && [ "${checks_failed:-0}" = 0 ]; then
 		psql_q "$OUTBOX_TEST_PG_CONNINFO" "DROP DATABASE IF EXISTS \"${DB##*/}\" WITH (FORCE)" >/dev/null 2>&1
 	fi
