@@ -26,6 +26,8 @@ struct publisher {
 	size_t cap_sent;
 	size_t requests;
 	unsigned long long next_id;
+	publisher_fake_hook hook; /* may be NULL */
+	void *hook_arg;
 };
 
 static int publisher_alloc(enum publisher_type type, struct publisher **out)
@@ -175,14 +177,27 @@ static int local_send(struct publisher *p, const char *queue_url,
 	p->requests++;
 	for (size_t i = 0; i < n; i++) {
 		result_ok(&results[i], p->next_id++);
-		if (p->type == PUBLISHER_FAKE && fake_record(p, queue_url, &entries[i], &results[i]) < 0) {
+		if (p->type == PUBLISHER_FAKE &&
+		    (fake_record(p, queue_url, &entries[i], &results[i]) < 0 ||
+		     (p->hook != NULL &&
+		      p->hook(p->hook_arg, queue_url, entries[i].body, entries[i].body_len) < 0))) {
 			/* Nothing was "sent" for the rest: fail the request as a whole. */
-			rc = aws_result_fail(res, "InternalError", "out of memory recording a message");
+			rc = aws_result_fail(res, "InternalError", "could not record a message");
 			break;
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
 	return rc;
+}
+
+void publisher_fake_set_hook(struct publisher *p, publisher_fake_hook fn, void *arg)
+{
+	if (p->type != PUBLISHER_FAKE)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->hook = fn;
+	p->hook_arg = arg;
+	pthread_mutex_unlock(&p->lock);
 }
 
 int publisher_send_batch(struct publisher *p, const char *queue_url,

@@ -64,6 +64,19 @@ int publisher_send_batch(struct publisher *p, const char *queue_url,
 /* NULL is a no-op. */
 void publisher_free(struct publisher *p);
 
+/*
+ * Called by the fake publisher for every entry it accepts, under its lock,
+ * before publisher_send_batch() returns: outbox-faultbench appends the
+ * message to a file, a "queue" that survives the sending process being
+ * killed.  All pointers borrowed for the call; body is body_len bytes.
+ * Returning -1 fails the rest of the request as a whole (nothing sent).
+ */
+typedef int (*publisher_fake_hook)(void *arg, const char *queue_url, const char *body,
+                                   size_t body_len);
+
+/* Sets (fn NULL: clears) the fake's hook; arg borrowed.  No-op for other kinds. */
+void publisher_fake_set_hook(struct publisher *p, publisher_fake_hook fn, void *arg);
+
 /* One message the fake publisher accepted; strings owned by the publisher. */
 struct publisher_fake_message {
 	char *queue_url;
