@@ -12,7 +12,7 @@
 #                                  relay.ini with news, price and explanation
 #                                  destinations (queues pl-NAME-PID-*, bucket
 #                                  pl-NAME-PID); env overrides: RETRY_BASE,
-#                                  RETRY_MAX, LEASE, VIS, WORKERS, AWS_EP
+#                                  RETRY_MAX, LEASE, VIS, WORKERS, GRACE, AWS_EP
 #   pl_setup NAME [EXTRA_NEWS_LINES]
 #                                  fresh database pipeline_NAME_PID, relay.ini
 #                                  in $INI, migrate, create-queues; sets DB, INI
@@ -142,7 +142,7 @@ workers = ${WORKERS:-2}
 wait_time_seconds = 1
 visibility_timeout_seconds = ${VIS:-5}
 lease_seconds = ${LEASE:-5}
-shutdown_grace_seconds = 5
+shutdown_grace_seconds = ${GRACE:-5}
 
 [destination:news]
 queue_url = $ep/000000000000/$qn-news

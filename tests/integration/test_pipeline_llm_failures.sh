@@ -7,7 +7,9 @@
 #   - a malformed answer (and a wrong-shaped one, and one cut at max_tokens):
 #     DEAD with dead_reason PERMANENT, last_error naming the problem, no row;
 #   - no answer within plugin.timeout_ms: RETRY (PENDING, next_attempt_at in
-#     the future, last_error names the timeout), then success.
+#     the future, last_error names the timeout), then success;
+#   - outboxctl redrive of the permanently failed job: it runs once more and
+#     stores its one row.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_pipeline_lib.sh"
 pl_require
@@ -46,6 +48,7 @@ for fault in "malformed|not a JSON object" "wrongshape|wrong shape" "truncated|c
 	stub_script "${fault%%|*}"
 	r0=$(stub_requests)
 	J=$(one_item $n "Apple store hours item $n")
+	[ -n "${JM:-}" ] || JM=$J
 	n=$((n + 1))
 	check "${fault%%|*}: DEAD with dead_reason PERMANENT after one attempt" wait_for \
 		"SELECT status || ':' || dead_reason || ':' || attempt_count FROM outbox.jobs WHERE job_id = '$J'" DEAD:PERMANENT:1 20
@@ -71,9 +74,21 @@ check "timeout: then SUCCEEDED on the second attempt" wait_for \
 check "timeout: exactly one extraction row" test "$(rows "$J")" = 1
 check "timeout: two LLM requests" test "$(( $(stub_requests) - r0 ))" = 2
 
+# --- a permanent failure redriven by hand once the cause is gone ---------
+r0=$(stub_requests)
+out=$("$OUTBOXCTL" -c "$INI" redrive "$JM" 2>&1)
+check "redrive of the malformed-answer job prints its new event" test "$out" = "$JM news:$JM:1"
+check "redrive: the job SUCCEEDED at redrive generation 1, one attempt" wait_for \
+	"SELECT status || ':' || redrive_generation || ':' || attempt_count || ':' || coalesce(dead_reason, '-') FROM outbox.jobs WHERE job_id = '$JM'" \
+	SUCCEEDED:1:1:- 20
+check "redrive: exactly one extraction row" test "$(rows "$JM")" = 1
+check "redrive: both generations' events PUBLISHED" \
+	test "$(q "SELECT string_agg(redrive_generation || status, ',' ORDER BY redrive_generation) FROM outbox.outbox_events WHERE job_id = '$JM'")" = 0PUBLISHED,1PUBLISHED
+check "redrive: one LLM request" test "$(( $(stub_requests) - r0 ))" = 1
+
 check "nothing left to do" wait_idle 10
-check "totals: 2 SUCCEEDED, 3 DEAD, 2 extractions" \
-	test "$(q "SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') || '/' || count(*) FILTER (WHERE status = 'DEAD') || '/' || (SELECT count(*) FROM news_llm.extractions) FROM outbox.jobs")" = 2/3/2
+check "totals: 3 SUCCEEDED, 2 DEAD, 3 extractions" \
+	test "$(q "SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') || '/' || count(*) FILTER (WHERE status = 'DEAD') || '/' || (SELECT count(*) FROM news_llm.extractions) FROM outbox.jobs")" = 3/2/3
 check "the API key never reached a log or last_error" \
 	test "$(grep -c stub-key-not-a-secret "$TEST_TMP/outboxd.log" || true)/$(q "SELECT count(*) FROM outbox.jobs WHERE last_error LIKE '%stub-key-not-a-secret%'")" = 0/0
 check "outboxd stops cleanly (exit 0)" outboxd_stop "$OPID"

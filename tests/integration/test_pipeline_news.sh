@@ -3,7 +3,8 @@
 # --role all, news_llm, the stub LLM, PostgreSQL, fauxqs).  A news item ends
 # as exactly one extraction row; enqueueing it again changes nothing; with a
 # second outboxd running at the same time, every item is still extracted
-# exactly once.
+# exactly once; SIGTERM during a handler finishes it within the grace period,
+# or releases its claim after it, and the job then runs once more.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_pipeline_lib.sh"
 pl_require
@@ -68,4 +69,32 @@ check "instance B stops cleanly (exit 0)" outboxd_stop "$B"
 check "instance A stops cleanly (exit 0)" outboxd_stop "$A"
 check "no job left CLAIMED or PENDING" \
 	test "$(q "SELECT count(*) FROM outbox.jobs WHERE status <> 'SUCCEEDED'")" = 0
+
+# --- SIGTERM while a handler runs: it finishes within the grace period ----
+stub_script 'sleep 2000'
+outboxd_start "$TEST_TMP/outboxd-c.log"
+J=$(news_line 201 | enqueue_news -)
+check "graceful: the job is CLAIMED and its LLM call is running" wait_for \
+	"SELECT status FROM outbox.jobs WHERE job_id = '$J'" CLAIMED 20
+check "graceful: SIGTERM during the handler, outboxd exits 0" outboxd_stop "$OPID"
+check "graceful: the running handler finished and recorded its verdict (SUCCEEDED, 1 attempt, 1 row)" \
+	test "$(q "SELECT status || ':' || attempt_count || ':' || (SELECT count(*) FROM news_llm.extractions WHERE job_id = '$J') FROM outbox.jobs WHERE job_id = '$J'")" = SUCCEEDED:1:1
+
+# --- SIGTERM while a handler outlives the grace period: its claim is released
+GRACE=1 pl_ini "$TEST_TMP/grace1.ini" "$DB" news
+stub_script 'sleep 15000'
+OUTBOXD_INI="$TEST_TMP/grace1.ini" outboxd_start "$TEST_TMP/outboxd-d.log"
+J=$(news_line 202 | enqueue_news -)
+check "release: the job is CLAIMED and its LLM call is hanging" wait_for \
+	"SELECT status FROM outbox.jobs WHERE job_id = '$J'" CLAIMED 20
+check "release: SIGTERM, outboxd exits 0 without waiting for the LLM" outboxd_stop "$OPID"
+check "release: the claim was released (PENDING, due, attempt_count kept, no claim, no row)" \
+	test "$(q "SELECT status || ':' || attempt_count || ':' || (next_attempt_at <= now()) || ':' || coalesce(claimed_by, '-') || ':'
+	            || (SELECT count(*) FROM news_llm.extractions WHERE job_id = '$J') FROM outbox.jobs WHERE job_id = '$J'")" = "PENDING:1:true:-:0"
+outboxd_start "$TEST_TMP/outboxd-e.log"
+check "release: after a restart the job runs again and SUCCEEDED (attempt 2)" wait_for \
+	"SELECT status || ':' || attempt_count FROM outbox.jobs WHERE job_id = '$J'" SUCCEEDED:2 20
+check "release: exactly one extraction row" \
+	test "$(q "SELECT count(*) FROM news_llm.extractions WHERE job_id = '$J'")" = 1
+check "outboxd stops cleanly (exit 0)" outboxd_stop "$OPID"
 finish
