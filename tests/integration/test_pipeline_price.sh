@@ -11,6 +11,8 @@
 #   - every flat window is evaluated, fires nothing and enqueues nothing;
 #   - a correction of a window whose job is still queued: the old
 #     generation's job ends DEAD/STALE without running, the new one runs once;
+#   - corrections racing a running consumer: generation 2 always runs once,
+#     generation 1 either ran first or ends STALE without evaluations;
 #   - a backfill (even of a sharp move) creates no job, no outbox event and
 #     never an explanation.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
@@ -104,6 +106,40 @@ check "the corrected flat window fires nothing" \
 check "outboxctl dead lists the stale job" \
 	bash -c "'$OUTBOXCTL' -c '$INI' --json dead | jq -e '.jobs[] | select(.job_id == \"$G1\" and .dead_reason == \"STALE\")' >/dev/null"
 
+# --- corrections racing the consumer (outboxd running) --------------------
+# Six windows of a symbol RACE, each ingested and at once corrected.  Whether
+# generation 1 runs before its correction is up to timing; what must hold
+# either way: generation 2 runs once; generation 1 is SUCCEEDED (it ran first)
+# or DEAD/STALE, and a stale job never leaves evaluations behind.
+# (The two ingests of a window run concurrently; whichever commits first is
+# generation 1.)
+for m in 1430 1435 1440 1445 1450 1455; do
+	jq '.[4].v += 777' "$bars/TSLA-$m.json" >"$TEST_TMP/race-$m.json"
+done
+race_pids=()
+for m in 1430 1435 1440 1445 1450 1455; do
+	ingest RACE "$(hhmm $m)" "$bars/TSLA-$m.json" >/dev/null &
+	race_pids+=($!)
+	ingest RACE "$(hhmm $m)" "$TEST_TMP/race-$m.json" >/dev/null &
+	race_pids+=($!)
+done
+race_rc=0
+for p in "${race_pids[@]}"; do wait "$p" || race_rc=1; done
+check "race: all twelve ingests succeeded" test "$race_rc" = 0
+check "race: every RACE window is at generation 2" \
+	test "$(q "SELECT count(*) FROM outbox.price_windows WHERE symbol = 'RACE' AND generation = 2")" = 6
+check "race: every RACE job ends terminal" wait_for \
+	"SELECT count(*) FROM outbox.jobs WHERE window_symbol = 'RACE' AND status IN ('SUCCEEDED', 'DEAD')" 12 30
+check "race: every generation-2 job SUCCEEDED once" \
+	test "$(q "SELECT count(*) FILTER (WHERE status = 'SUCCEEDED' AND attempt_count = 1) FROM outbox.jobs WHERE window_symbol = 'RACE' AND window_generation = 2")" = 6
+check "race: generation-1 jobs are SUCCEEDED or DEAD/STALE" \
+	test "$(q "SELECT count(*) FROM outbox.jobs WHERE window_symbol = 'RACE' AND window_generation = 1
+	            AND status || ':' || coalesce(dead_reason, '') NOT IN ('SUCCEEDED:', 'DEAD:STALE')")" = 0
+check "race: evaluations exist exactly for the SUCCEEDED jobs, three each" \
+	test "$(q "SELECT count(*) FROM outbox.jobs j WHERE window_symbol = 'RACE' AND
+	            (SELECT count(*) FROM price_trigger.evaluations e WHERE e.job_id = j.job_id) <> CASE WHEN j.status = 'SUCCEEDED' THEN 3 ELSE 0 END")" = 0
+echo "# race: generation-1 outcomes: $(q "SELECT string_agg(status || ' x' || n, ', ') FROM (SELECT status, count(*) n FROM outbox.jobs WHERE window_symbol = 'RACE' AND window_generation = 1 GROUP BY 1) s")"
+
 # --- a backfill, even of a sharp move: no job, no event, no explanation ----
 ingest NVDX "$(hhmm 1430)" "$bars/NVDA-1430.json" --backfill >"$TEST_TMP/b1.json"
 ingest NVDX "$(hhmm 1435)" "$bars/NVDA-1435.json" --backfill >"$TEST_TMP/b2.json"
@@ -125,7 +161,11 @@ check "backfill: still no job or event, no evaluations, no explanation" \
 	            + (SELECT count(*) FROM price_trigger.evaluations WHERE symbol = 'NVDX')
 	            + (SELECT count(*) FROM explanation.explanations WHERE symbol = 'NVDX')")" = 0
 check "still exactly one explanation in total" test "$(q "SELECT count(*) FROM explanation.explanations")" = 1
-check "no job DEAD except the stale one" \
-	test "$(q "SELECT coalesce(string_agg(job_id, ','), '-') FROM outbox.jobs WHERE status = 'DEAD'")" = "$G1"
+check "no job DEAD except the stale ones" \
+	test "$(q "SELECT count(*) FROM outbox.jobs WHERE status = 'DEAD' AND NOT (dead_reason = 'STALE' AND (job_id = '$G1' OR window_symbol = 'RACE'))")" = 0
+"$OUTBOXCTL" -c "$INI" --json status >"$TEST_TMP/status.json"
+check "outboxctl status agrees with the tables" \
+	test "$(jq -c '[.totals.jobs.PENDING, .totals.jobs.CLAIMED, .totals.jobs.SUCCEEDED + .totals.jobs.DEAD, .totals.outbox.NEW, .totals.outbox.DEAD, .destinations.explanation.jobs.SUCCEEDED]' "$TEST_TMP/status.json")" = \
+	     "[0,0,$(q "SELECT count(*) FROM outbox.jobs"),0,0,1]"
 check "outboxd stops cleanly again (exit 0)" outboxd_stop "$OPID"
 finish
