@@ -3,6 +3,7 @@
  */
 #include "aws_http.h"
 
+#include <stdatomic.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,6 +409,15 @@ static char *build_url(const struct aws_http *c, const struct aws_http_request *
 	return url;
 }
 
+/* Requests sent by every client of the process (outbox-bench reads it
+ * through outboxd's OUTBOX_STATS_FILE). */
+static atomic_ulong requests_made;
+
+unsigned long aws_http_requests_made(void)
+{
+	return atomic_load_explicit(&requests_made, memory_order_relaxed);
+}
+
 int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
                      struct aws_http_response *resp, struct aws_result *res)
 {
@@ -453,6 +463,7 @@ int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
 		(void)aws_result_fail(res, "InternalError", "could not set up the HTTP request");
 		goto out;
 	}
+	atomic_fetch_add_explicit(&requests_made, 1, memory_order_relaxed);
 	rc = finish(c, req, curl_easy_perform(c->curl), resp, res);
 out:
 	/* Authorization must not outlive the request; the slist holds a copy. */

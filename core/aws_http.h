@@ -75,6 +75,10 @@ int aws_http_new(const struct aws_env *env, enum aws_service svc,
                  struct aws_http **out) OUTBOX_MUSTCHECK;
 void aws_http_free(struct aws_http *c);
 
+/* HTTP requests aws_http_perform() has sent, all clients of the process
+ * together, since it started (thread-safe). */
+unsigned long aws_http_requests_made(void);
+
 /* 0 for either value keeps the current one. */
 void aws_http_set_timeouts(struct aws_http *c, long connect_timeout_ms, long timeout_ms);
 void aws_http_set_max_response_bytes(struct aws_http *c, size_t max_bytes);

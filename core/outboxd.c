@@ -22,6 +22,7 @@
 
 #include <curl/curl.h>
 
+#include "aws_http.h"
 #include "config.h"
 #include "consumer.h"
 #include "daemon_plugins.h"
@@ -166,6 +167,27 @@ static void wait_for_stop(const sigset_t *set)
 	}
 }
 
+/*
+ * With OUTBOX_STATS_FILE set, the daemon writes a JSON object to that file
+ * when it stops: {"aws_requests": N} (every SQS/S3 HTTP request it sent).
+ * outbox-bench reads it; nothing else depends on it.
+ */
+static void write_stats(void)
+{
+	const char *path = getenv("OUTBOX_STATS_FILE");
+	FILE *f;
+
+	if (path == NULL || *path == '\0')
+		return;
+	f = fopen(path, "w");
+	if (f == NULL) {
+		log_warning("could not write the statistics file \"%s\"", path);
+		return;
+	}
+	fprintf(f, "{\"aws_requests\": %lu}\n", aws_http_requests_made());
+	fclose(f);
+}
+
 static int run(const struct cfg *cfg, enum role role)
 {
 	struct daemon_plugins *plugins = NULL;
@@ -191,8 +213,10 @@ static int run(const struct cfg *cfg, enum role role)
 out:
 	daemon_plugins_stop(plugins);
 	relay_stop(relay);
-	if (rc == OUTBOXD_EXIT_OK)
+	if (rc == OUTBOXD_EXIT_OK) {
+		write_stats();
 		log_info("outboxd stopped");
+	}
 	return rc;
 }
 

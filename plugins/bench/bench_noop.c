@@ -35,8 +35,8 @@ struct bench_noop {
 static const struct outbox_option options[] = {
 	{"runs_log", OUTBOX_OPT_STRING, "-", 0, 0, 0,
 	 "file that gets one line per execute(): job_id attempt generation start_us"},
-	{"effects_table", OUTBOX_OPT_STRING, "", 0, 0, 0,
-	 "table (column job_id text) that commit() inserts the job id into"},
+	{"effects_table", OUTBOX_OPT_STRING, "-", 0, 0, 0,
+	 "table (column job_id text) that commit() inserts the job id into (- for none)"},
 	{"sleep_ms", OUTBOX_OPT_INT, "0", 0, 60000, 0, "milliseconds execute() sleeps"},
 	{NULL, 0, NULL, 0, 0, 0, NULL},
 };
@@ -74,6 +74,8 @@ static int bn_init(const struct outbox_host *host, struct outbox_ctx *ctx, void 
 	b->sleep_ms = host->option_int(ctx, "sleep_ms");
 	log = host->option(ctx, "runs_log");
 	table = host->option(ctx, "effects_table");
+	if (strcmp(table, "-") == 0)
+		table = "";
 	if (*table != '\0' && !valid_table(table)) {
 		snprintf(err, errlen, "plugin.effects_table \"%s\" is not a plain table name", table);
 		return -1;
