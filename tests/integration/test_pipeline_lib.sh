@@ -29,7 +29,8 @@
 #
 # Every server is bound to 127.0.0.1.  Everything started here is stopped by
 # pl_cleanup (trap EXIT), which also removes $TEST_TMP (unless PL_KEEP_TMP is
-# set: then the logs stay there).
+# set: then the logs stay there); after a failed check it prints the end of
+# every outboxd log.
 
 pl_pids=()
 STUB_PID=""
@@ -59,6 +60,13 @@ pl_cleanup() {
 	if [ -n "${DB:-}" ] && [ "$DB" = "postgresql://postgres@127.0.0.1:${OUTBOX_TEST_PG_PORT:-}/${DB##*/}" ] &&
 	   [ "${DB##*/}" != postgres ] && [ "${checks_failed:-0}" = 0 ]; then
 		psql_q "$OUTBOX_TEST_PG_CONNINFO" "DROP DATABASE IF EXISTS \"${DB##*/}\" WITH (FORCE)" >/dev/null 2>&1
+	fi
+	if [ "${checks_failed:-0}" != 0 ]; then
+		for p in "$TEST_TMP"/outboxd*.log; do
+			[ -f "$p" ] || continue
+			echo "# --- last lines of $(basename "$p") ---"
+			tail -n 40 "$p" | sed 's/^/# /'
+		done
 	fi
 	if [ -n "${PL_KEEP_TMP:-}" ]; then
 		echo "# PL_KEEP_TMP: logs kept in $TEST_TMP"
