@@ -67,10 +67,10 @@ int daemon_plugins_check(const struct cfg *cfg, struct cfg_errors *errs)
 }
 
 int daemon_plugins_start(const struct cfg *cfg, const char *instance_id,
-                         struct daemon_plugins **out)
+                         struct cfg_errors *errs, struct daemon_plugins **out)
 {
 	struct daemon_plugins *dp = calloc(1, sizeof(*dp));
-	struct cfg_errors errs = {0};
+	int rc = -1;
 
 	if (dp == NULL)
 		return -1;
@@ -79,21 +79,18 @@ int daemon_plugins_start(const struct cfg *cfg, const char *instance_id,
 		goto fail;
 	if (consumer_services_create(cfg, &dp->services) < 0)
 		goto fail;
-	if (create_instances(dp->registry, cfg, consumer_services_table(dp->services), &errs,
+	if (create_instances(dp->registry, cfg, consumer_services_table(dp->services), errs,
 	                     &dp->instances) < 0) {
-		for (size_t i = 0; i < errs.n; i++)
-			log_error("%s", errs.msgs[i]);
+		rc = DAEMON_PLUGINS_BAD_CONFIG;
 		goto fail;
 	}
 	if (consumer_start(cfg, dp->services, dp->instances, dp->n, instance_id, &dp->consumer) < 0)
 		goto fail;
-	cfg_errors_free(&errs);
 	*out = dp;
 	return 0;
 fail:
-	cfg_errors_free(&errs);
 	daemon_plugins_stop(dp);
-	return -1;
+	return rc;
 }
 
 void daemon_plugins_stop(struct daemon_plugins *dp)

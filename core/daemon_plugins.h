@@ -21,10 +21,13 @@ int daemon_plugins_check(const struct cfg *cfg, struct cfg_errors *errs) OUTBOX_
 /*
  * Create the consumer's services, one plugin instance per destination, and
  * start the consumer.  cfg (borrowed) must outlive the result.  Returns 0
- * and *out (stop with daemon_plugins_stop()), or -1 with the reasons logged.
+ * and *out (stop with daemon_plugins_stop()); DAEMON_PLUGINS_BAD_CONFIG
+ * when a plugin refused its configuration (every problem appended to errs,
+ * as --check-config reports them); or -1 on any other failure (logged).
  */
+#define DAEMON_PLUGINS_BAD_CONFIG (-2)
 int daemon_plugins_start(const struct cfg *cfg, const char *instance_id,
-                         struct daemon_plugins **out) OUTBOX_MUSTCHECK;
+                         struct cfg_errors *errs, struct daemon_plugins **out) OUTBOX_MUSTCHECK;
 
 /* Stop the consumer, destroy the instances, free everything.  NULL is a no-op. */
 void daemon_plugins_stop(struct daemon_plugins *dp);

@@ -121,7 +121,17 @@ static int parse_args(int argc, char **argv, struct options *opts)
 	return -1;
 }
 
-/* Loads the file and, unless only the relay runs, every plugin; prints all errors. */
+static void report_config_errors(const char *path, const struct cfg_errors *errs)
+{
+	cfg_errors_print(errs, stderr);
+	fprintf(stderr, "outboxd: configuration file \"%s\" test failed\n", path);
+}
+
+/*
+ * Loads the file; with --check-config also loads, checks and starts every
+ * plugin once (a real start does that when it creates the instances it
+ * keeps).  Prints every error.
+ */
 static int check_config(const struct options *opts, struct cfg **cfg)
 {
 	struct cfg_errors errs = {0};
@@ -129,14 +139,26 @@ static int check_config(const struct options *opts, struct cfg **cfg)
 
 	if (cfg_load(opts->config_path, cfg, &errs) < 0)
 		rc = -1;
-	else if (opts->check_config || opts->role != ROLE_RELAY)
+	else if (opts->check_config)
 		rc = daemon_plugins_check(*cfg, &errs);
-	if (rc < 0) {
-		cfg_errors_print(&errs, stderr);
-		fprintf(stderr, "outboxd: configuration file \"%s\" test failed\n", opts->config_path);
-	}
+	if (rc < 0)
+		report_config_errors(opts->config_path, &errs);
 	cfg_errors_free(&errs);
 	return rc;
+}
+
+/* Plugin instances and the consumer; a refused plugin is a configuration error. */
+static int start_plugins(const struct cfg *cfg, const char *instance_id,
+                         struct daemon_plugins **plugins)
+{
+	struct cfg_errors errs = {0};
+	int rc = daemon_plugins_start(cfg, instance_id, &errs, plugins);
+
+	if (rc == DAEMON_PLUGINS_BAD_CONFIG)
+		report_config_errors(cfg->file, &errs);
+	cfg_errors_free(&errs);
+	return rc == 0 ? OUTBOXD_EXIT_OK
+	       : rc == DAEMON_PLUGINS_BAD_CONFIG ? OUTBOXD_EXIT_CONFIG : OUTBOXD_EXIT_FAILURE;
 }
 
 static void block_signals(sigset_t *set)
@@ -201,8 +223,12 @@ static int run(const struct cfg *cfg, enum role role)
 	host[sizeof(host) - 1] = '\0';
 	snprintf(instance_id, sizeof(instance_id), "%s:%ld", host, (long)getpid());
 	block_signals(&set);
-	if (role != ROLE_RELAY && daemon_plugins_start(cfg, instance_id, &plugins) < 0)
-		goto out;
+	if (role != ROLE_RELAY) {
+		rc = start_plugins(cfg, instance_id, &plugins);
+		if (rc != OUTBOXD_EXIT_OK)
+			goto out;
+		rc = OUTBOXD_EXIT_FAILURE;
+	}
 	if (role != ROLE_CONSUMER && relay_start(cfg, instance_id, &relay) < 0)
 		goto out;
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
