@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <libpq-fe.h>
 
@@ -43,6 +44,7 @@ struct consumer_worker {
 	struct consumer_sqs_port sqs_port; /* used when uses_sqs */
 	bool uses_sqs;                     /* false: no SQS client is made */
 	struct consumer_counters counters; /* this worker's, written by its thread */
+	int64_t batch_received_ms;         /* CLOCK_MONOTONIC of the current receive */
 };
 
 struct consumer {

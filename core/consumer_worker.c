@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -18,6 +19,14 @@
 #include "fault.h"
 
 #define MSG_LEN 1024
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* One message being handled: what every step needs. */
 struct run {
@@ -229,7 +238,13 @@ static void run_claimed(struct run *r, const char *payload)
 	r->job = (struct outbox_job){r->claim.job_id, r->pm->job_type, w->dest->name,
 	                             payload_json, r->claim.attempt_count,
 	                             r->claim.redrive_generation};
-	consumer_worker_flush_deletes(w);
+	/* Deletions of the batch's earlier messages wait for one
+	 * DeleteMessageBatch at its end, unless the batch is old enough that a
+	 * long handler now could let them reappear (they would only be
+	 * terminal skips, but each costs a receive and a delete). */
+	if (now_ms() - w->batch_received_ms >
+	    (int64_t)w->c->cfg->consumer.visibility_timeout_seconds * 1000 / 3)
+		consumer_worker_flush_deletes(w);
 	consumer_busy(w->c, 1);
 	if (w->c->hb != NULL)
 		heartbeat_begin(w->c->hb, w->slot, &r->claim, w->dest->queue_url,
@@ -321,6 +336,39 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 	free(payload);
 }
 
+/*
+ * The common case first: one statement that claims the job only if every
+ * rule would let this message claim it (ledger_claim_direct).  Returns
+ * true when the message was handled (claimed and run, or a database
+ * error), false when the rules must decide.
+ */
+static bool try_direct_claim(struct consumer_worker *w, const struct sqs_message *m,
+                             const struct consumer_msg *pm)
+{
+	struct run r = {.w = w, .m = m, .pm = pm};
+	char err[512];
+	char *payload = NULL;
+	int rc;
+
+	if (pm->has_window || strcmp(pm->destination, w->dest->name) != 0)
+		return false;
+	rc = ledger_claim_direct(w->conn, pm->job_id, pm->redrive_generation, w->dest->name,
+	                         pm->job_type, w->claimed_by, w->c->cfg->consumer.lease_seconds,
+	                         &r.claim, &payload, err, sizeof(err));
+	if (rc == 0)
+		return false;
+	if (rc < 0) {
+		w->counters.db_errors++;
+		log_warning("could not claim the job: %s job_id=%s", err, pm->job_id);
+		consumer_worker_db_failed(w);
+		return true;
+	}
+	w->counters.claims++;
+	run_claimed(&r, payload);
+	free(payload);
+	return true;
+}
+
 /* Counts what the rule choice did with a delivery (claims count later). */
 static void count_action(struct consumer_worker *w, enum consumer_action a)
 {
@@ -366,6 +414,8 @@ void consumer_worker_process(struct consumer_worker *w, const struct sqs_message
 		w->counters.db_errors++;
 		return;
 	}
+	if (try_direct_claim(w, m, &pm))
+		return;
 	rc = ledger_job_lookup(w->conn, pm.job_id, &job, err, sizeof(err));
 	if (rc < 0) {
 		w->counters.db_errors++;
@@ -446,6 +496,7 @@ void *consumer_worker_main(void *arg)
 
 		if (consumer_worker_receive(w, w->dest->queue_url, &msgs) < 0)
 			continue;
+		w->batch_received_ms = now_ms();
 		for (i = 0; i < msgs.n && !consumer_stopping(w->c); i++)
 			consumer_worker_process(w, &msgs.items[i]);
 		consumer_worker_flush_deletes(w);

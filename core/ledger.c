@@ -27,6 +27,7 @@ enum stmt {
 	ST_LOOKUP,
 	ST_WINDOW_LOCK,
 	ST_CLAIM,
+	ST_CLAIM_DIRECT,
 	ST_MARK_STALE,
 	ST_EXTEND,
 	ST_SUCCEED,
@@ -64,6 +65,13 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" WHERE job_id = $1 AND redrive_generation = $2::integer AND" CLAIMABLE
 		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
 		"           payload::text"},
+	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 6,
+		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
+		"       attempt_count = attempt_count + 1,"
+		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
+		" WHERE job_id = $1 AND redrive_generation = $2::integer"
+		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL AND" CLAIMABLE
+		" RETURNING attempt_count, false, 0, payload::text"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
 		"       last_error = 'the price window was corrected: a newer generation exists',"
@@ -235,12 +243,14 @@ int ledger_window_lock(PGconn *conn, const char *symbol, const char *window_star
 	return rc;
 }
 
-int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
-                 const char *claimed_by, int lease_seconds, struct ledger_claim *out,
-                 char **payload, char *err, size_t errlen)
+/* ST_CLAIM or ST_CLAIM_DIRECT (destination and job_type: $5, $6). */
+static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_generation,
+                 const char *claimed_by, int lease_seconds, const char *destination,
+                 const char *job_type, struct ledger_claim *out, char **payload,
+                 char *err, size_t errlen)
 {
 	char gen[16], lease[16];
-	const char *params[4] = {job_id, gen, claimed_by, lease};
+	const char *params[6] = {job_id, gen, claimed_by, lease, destination, job_type};
 	PGresult *res;
 	int rc = 0;
 
@@ -248,7 +258,7 @@ int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
 	memset(out, 0, sizeof(*out));
 	snprintf(gen, sizeof(gen), "%d", redrive_generation);
 	snprintf(lease, sizeof(lease), "%d", lease_seconds);
-	res = run(conn, ST_CLAIM, params, err, errlen);
+	res = run(conn, st, params, err, errlen);
 	if (res == NULL)
 		return -1;
 	if (PQntuples(res) != 1)
@@ -270,6 +280,23 @@ int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
 out:
 	PQclear(res);
 	return rc;
+}
+
+int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
+                 const char *claimed_by, int lease_seconds, struct ledger_claim *out,
+                 char **payload, char *err, size_t errlen)
+{
+	return claim(conn, ST_CLAIM, job_id, redrive_generation, claimed_by, lease_seconds, NULL,
+	             NULL, out, payload, err, errlen);
+}
+
+int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation,
+                        const char *destination, const char *job_type, const char *claimed_by,
+                        int lease_seconds, struct ledger_claim *out, char **payload,
+                        char *err, size_t errlen)
+{
+	return claim(conn, ST_CLAIM_DIRECT, job_id, redrive_generation, claimed_by, lease_seconds,
+	             destination, job_type, out, payload, err, errlen);
 }
 
 int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,

@@ -90,6 +90,20 @@ int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
                  const char *claimed_by, int lease_seconds, struct ledger_claim *out,
                  char **payload, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
+/*
+ * The common case in one statement, before any lookup: ledger_claim() of
+ * a job that is not a price job and whose destination and job_type are
+ * the message's.  Every job it can claim is one the rules of spec section
+ * 4 would let the message claim (terminal, not due, leased, other
+ * generation, other destination or type, price jobs: no row), so a
+ * consumer may try it first and fall back on ledger_job_lookup() and the
+ * rules when it returns 0.  Same results as ledger_claim().
+ */
+int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation,
+                        const char *destination, const char *job_type, const char *claimed_by,
+                        int lease_seconds, struct ledger_claim *out, char **payload,
+                        char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
 /* A stale price job (not claimable: PENDING, or CLAIMED with an expired
  * lease, of this generation) -> DEAD, dead_reason 'STALE'. */
 int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,
