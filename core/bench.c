@@ -125,6 +125,7 @@ static int setup_queues(struct bench *b)
 
 	for (int k = 0; k < b->dests; k++) {
 		snprintf(b->names[k], sizeof(b->names[k]), "bench_%.20s_%d", b->run, k);
+		snprintf(b->relay_names[k], sizeof(b->relay_names[k]), "bench_%.20s_r%d", b->run, k);
 		snprintf(b->queues[k], BENCH_PATH_MAX, "http://null.invalid/%s", b->names[k]);
 		snprintf(b->relay_queues[k], BENCH_PATH_MAX, "http://null.invalid/%s-relay",
 		         b->names[k]);
@@ -141,8 +142,8 @@ static int setup_queues(struct bench *b)
 }
 
 /* Writes a relay.ini: FILE's settings, the bench destinations on queues. */
-static int write_ini(const struct bench *b, const char *path, char (*queues)[BENCH_PATH_MAX],
-                     const char *runs_log)
+static int write_ini(const struct bench *b, const char *path, char (*names)[48],
+                     char (*queues)[BENCH_PATH_MAX], const char *runs_log)
 {
 	const struct cfg *c = b->cfg;
 	FILE *f = fopen(path, "w");
@@ -164,7 +165,7 @@ static int write_ini(const struct bench *b, const char *path, char (*queues)[BEN
 	        c->consumer.lease_seconds, c->consumer.shutdown_grace_seconds);
 	for (int k = 0; k < b->dests; k++)
 		fprintf(f, "\n[destination:%s]\nqueue_url = %s\nplugin = bench_noop\n"
-		           "plugin.runs_log = %s\n", b->names[k], queues[k], runs_log);
+		           "plugin.runs_log = %s\n", names[k], queues[k], runs_log);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -210,7 +211,7 @@ static int daemon_start(struct bench *b, const char *ini, const char *tag, struc
 	                           " WHERE application_name = 'outboxd consumer'"
 	                           "   AND datname = current_database()");
 	/* Ready when every worker holds its connection (made at its first receive). */
-	return bench_wait_count(b, sql, (long)b->dests * b->workers, 30);
+	return bench_wait_count(b, sql, (long)b->dests * b->workers, false, 30);
 }
 
 static int daemon_stop(struct daemon *d)
@@ -231,21 +232,10 @@ static int daemon_stop(struct daemon *d)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* SELECT count(*) of this run's jobs of phase in status ("" for any). */
-static void count_sql(const struct bench *b, const char *phase, const char *status, char *sql,
-                      size_t len)
-{
-	snprintf(sql, len, "SELECT count(*) FROM outbox.jobs j JOIN outbox.outbox_events e"
-	                   " USING (job_id) WHERE j.job_type = 'bench'"
-	                   " AND j.identity->>'run' = '%s' AND j.identity->>'phase' = '%s'"
-	                   " AND (j.status = '%s' OR '%s' = 'PUBLISHED' AND e.status = '%s')",
-	         b->run, phase, status, status, status);
-}
-
 /* Phase 2: the relay's lanes alone, in this process. */
 static int relay_phase(struct bench *b, double *rate)
 {
-	char ini[BENCH_PATH_MAX + 32], sql[1024];
+	char ini[BENCH_PATH_MAX + 32], sql[2048];
 	struct cfg_errors errs = {0};
 	struct cfg *cfg = NULL;
 	struct relay *relay = NULL;
@@ -253,14 +243,15 @@ static int relay_phase(struct bench *b, double *rate)
 	int rc = -1;
 
 	snprintf(ini, sizeof(ini), "%.400s/relay.ini", b->dir);
-	if (write_ini(b, ini, b->relay_queues, "-") < 0 || cfg_load(ini, &cfg, &errs) < 0) {
+	if (write_ini(b, ini, b->relay_names, b->relay_queues, "-") < 0 ||
+	    cfg_load(ini, &cfg, &errs) < 0) {
 		cfg_errors_print(&errs, stderr);
 		goto out;
 	}
-	count_sql(b, "enqueue", "PUBLISHED", sql, sizeof(sql));
+	bench_count_sql(b, b->relay_names, "outbox_events", "'NEW'", sql, sizeof(sql));
 	t0 = bench_now_us();
 	if (relay_start_publisher(cfg, "outbox-bench", b->publisher, &relay) < 0 ||
-	    bench_wait_count(b, sql, b->jobs, 600) < 0)
+	    bench_wait_count(b, sql, 0, true, 600) < 0)
 		goto out;
 	*rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
 	rc = 0;
@@ -281,20 +272,21 @@ struct figures {
 /* Phases 3 and 4: the real daemon. */
 static int daemon_phases(struct bench *b, struct figures *fg)
 {
-	char ini[BENCH_PATH_MAX + 32], runs[BENCH_PATH_MAX + 32], sql[1024];
+	char ini[BENCH_PATH_MAX + 32], runs[BENCH_PATH_MAX + 32], sql[2048];
 	struct daemon d;
 	int64_t t0;
 	int rc;
 
 	snprintf(ini, sizeof(ini), "%.400s/outboxd.ini", b->dir);
 	snprintf(runs, sizeof(runs), "%.400s/runs.log", b->dir);
-	if (write_ini(b, ini, b->queues, runs) < 0 || daemon_start(b, ini, "e2e", &d) < 0)
+	if (write_ini(b, ini, b->names, b->queues, runs) < 0 ||
+	    daemon_start(b, ini, "e2e", &d) < 0)
 		return -1;
-	count_sql(b, "e2e", "SUCCEEDED", sql, sizeof(sql));
+	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
 	t0 = bench_now_us();
-	rc = bench_enqueue(b, "e2e", 0, b->jobs);
+	rc = bench_enqueue(b, "e2e", b->names, 0, b->jobs);
 	if (rc == 0)
-		rc = bench_wait_count(b, sql, b->jobs, 600);
+		rc = bench_wait_count(b, sql, 0, true, 600);
 	fg->e2e_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
 	if (daemon_stop(&d) < 0 || rc < 0)
 		return -1;
@@ -392,7 +384,7 @@ static int run(struct bench *b, struct figures *fg)
 {
 	int64_t t0 = bench_now_us();
 
-	if (bench_enqueue(b, "enqueue", 0, b->jobs) < 0)
+	if (bench_enqueue(b, "enqueue", b->relay_names, 0, b->jobs) < 0)
 		return -1;
 	fg->enqueue_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
 	if (relay_phase(b, &fg->relay_rate) < 0)

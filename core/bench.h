@@ -35,7 +35,8 @@ struct bench {
 	const char *outboxd;       /* the daemon binary */
 	char run[32];              /* tag in destination names and identities */
 	char dir[BENCH_PATH_MAX];  /* temporary files */
-	char names[BENCH_MAX_DESTS][48];
+	char names[BENCH_MAX_DESTS][48];       /* consumed by outboxd */
+	char relay_names[BENCH_MAX_DESTS][48]; /* the relay phase's */
 	char queues[BENCH_MAX_DESTS][BENCH_PATH_MAX];       /* consumed by outboxd */
 	char relay_queues[BENCH_MAX_DESTS][BENCH_PATH_MAX]; /* relay phase (sqs) */
 	PGconn *conn;
@@ -52,12 +53,19 @@ int64_t bench_wall_us(void);
  * over the destinations, with b->producers threads, one transaction per
  * job.  Returns 0 or -1.
  */
-int bench_enqueue(struct bench *b, const char *phase, int n0, int count) OUTBOX_MUSTCHECK;
-
-/* Waits until sql (no parameters) returns at least want, polling every
- * 5 ms, for at most timeout_s.  Returns 0, or -1 on timeout or error. */
-int bench_wait_count(struct bench *b, const char *sql, long want, int timeout_s)
+int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count)
 	OUTBOX_MUSTCHECK;
+
+/* Waits until sql (no parameters) returns at least want (at_most: at most
+ * want), polling every 10 ms, for at most timeout_s.  Returns 0, or -1 on
+ * timeout or error. */
+int bench_wait_count(struct bench *b, const char *sql, long want, bool at_most, int timeout_s)
+	OUTBOX_MUSTCHECK;
+
+/* "SELECT count(*) FROM outbox.TABLE WHERE destination IN (names) AND
+ * status IN (statuses)" into sql; statuses like "'NEW'". */
+void bench_count_sql(const struct bench *b, char (*names)[48], const char *table,
+                     const char *statuses, char *sql, size_t len);
 
 /* Latency figures of a paced run. */
 struct bench_latency {

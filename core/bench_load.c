@@ -32,9 +32,10 @@ int64_t bench_wall_us(void)
 }
 
 /* One job in its own transaction; job_id (65 bytes) may be NULL. */
-static int enqueue_one(struct bench *b, PGconn *conn, const char *phase, int n, char *job_id)
+static int enqueue_one(struct bench *b, PGconn *conn, char (*names)[48], const char *phase,
+                       int n, char *job_id)
 {
-	const char *dest = b->names[n % b->dests];
+	const char *dest = names[n % b->dests];
 	json_t *identity = json_pack("{s:s, s:s, s:i}", "run", b->run, "phase", phase, "n", n);
 	json_t *payload = json_pack("{s:i}", "n", n);
 	struct outbox_enqueued e;
@@ -61,6 +62,7 @@ out:
 struct producer {
 	struct bench *b;
 	const char *phase;
+	char (*names)[48];
 	int first, step, end;
 	int rc;
 	pthread_t thread;
@@ -79,7 +81,7 @@ static void *producer_main(void *arg)
 		return NULL;
 	}
 	for (int n = p->first; n < p->end; n += p->step) {
-		if (enqueue_one(p->b, conn, p->phase, n, NULL) < 0) {
+		if (enqueue_one(p->b, conn, p->names, p->phase, n, NULL) < 0) {
 			PQfinish(conn);
 			return NULL;
 		}
@@ -89,14 +91,14 @@ static void *producer_main(void *arg)
 	return NULL;
 }
 
-int bench_enqueue(struct bench *b, const char *phase, int n0, int count)
+int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count)
 {
 	struct producer ps[16];
 	int np = b->producers < 1 ? 1 : b->producers > 16 ? 16 : b->producers;
 	int rc = 0, started = 0;
 
 	for (int i = 0; i < np; i++) {
-		ps[i] = (struct producer){b, phase, n0 + i, np, n0 + count, -1, 0};
+		ps[i] = (struct producer){b, phase, names, n0 + i, np, n0 + count, -1, 0};
 		if (pthread_create(&ps[i].thread, NULL, producer_main, &ps[i]) != 0) {
 			rc = -1;
 			break;
@@ -111,10 +113,22 @@ int bench_enqueue(struct bench *b, const char *phase, int n0, int count)
 	return rc;
 }
 
-int bench_wait_count(struct bench *b, const char *sql, long want, int timeout_s)
+void bench_count_sql(const struct bench *b, char (*names)[48], const char *table,
+                     const char *statuses, char *sql, size_t len)
+{
+	size_t n = (size_t)snprintf(sql, len, "SELECT count(*) FROM outbox.%s WHERE status IN (%s)"
+	                                      " AND destination IN (", table, statuses);
+
+	for (int k = 0; k < b->dests && n < len; k++)
+		n += (size_t)snprintf(sql + n, len - n, "%s'%s'", k ? ", " : "", names[k]);
+	if (n < len)
+		snprintf(sql + n, len - n, ")");
+}
+
+int bench_wait_count(struct bench *b, const char *sql, long want, bool at_most, int timeout_s)
 {
 	int64_t deadline = bench_now_us() + (int64_t)timeout_s * 1000000;
-	struct timespec pause = {0, 5 * 1000000L};
+	struct timespec pause = {0, 10 * 1000000L};
 	char err[512];
 
 	for (;;) {
@@ -127,7 +141,7 @@ int bench_wait_count(struct bench *b, const char *sql, long want, int timeout_s)
 		}
 		n = strtol(PQgetvalue(res, 0, 0), NULL, 10);
 		PQclear(res);
-		if (n >= want)
+		if (at_most ? n <= want : n >= want)
 			return 0;
 		if (bench_now_us() > deadline) {
 			log_error("timed out after %d s: %ld of %ld", timeout_s, n, want);
@@ -219,7 +233,7 @@ int bench_latency_run(struct bench *b, int count, const char *runs_log,
                       struct bench_latency *out)
 {
 	struct stamp *commits = calloc((size_t)count, sizeof(*commits));
-	char err[512], sql[512];
+	char err[512], sql[2048];
 	PGconn *conn = db_connect(b->cfg->database.conninfo, "outbox-bench producer", err,
 	                          sizeof(err));
 	int64_t t0 = bench_now_us();
@@ -234,15 +248,13 @@ int bench_latency_run(struct bench *b, int count, const char *runs_log,
 
 		if (due > now)
 			nanosleep(&pause, NULL);
-		if (enqueue_one(b, conn, "latency", n, commits[n].job_id) < 0)
+		if (enqueue_one(b, conn, b->names, "latency", n, commits[n].job_id) < 0)
 			goto out;
 		commits[n].us = bench_wall_us();
 	}
 	out->achieved_rate = count * 1e6 / (double)(bench_now_us() - t0);
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM outbox.jobs WHERE job_type = 'bench'"
-	                           " AND identity->>'run' = '%s' AND identity->>'phase' = 'latency'"
-	                           " AND status = 'SUCCEEDED'", b->run);
-	if (bench_wait_count(b, sql, count, 120) < 0)
+	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
+	if (bench_wait_count(b, sql, 0, true, 120) < 0)
 		goto out;
 	rc = percentiles(commits, count, runs_log, out);
 out:
