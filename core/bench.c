@@ -126,9 +126,10 @@ static int setup_queues(struct bench *b)
 	for (int k = 0; k < b->dests; k++) {
 		snprintf(b->names[k], sizeof(b->names[k]), "bench_%.20s_%d", b->run, k);
 		snprintf(b->relay_names[k], sizeof(b->relay_names[k]), "bench_%.20s_r%d", b->run, k);
-		snprintf(b->queues[k], BENCH_PATH_MAX, "http://null.invalid/%s", b->names[k]);
-		snprintf(b->relay_queues[k], BENCH_PATH_MAX, "http://null.invalid/%s-relay",
-		         b->names[k]);
+		/* From a copy: source and destination are members of one struct (-Wrestrict). */
+		snprintf(name, sizeof(name), "%s", b->names[k]);
+		snprintf(b->queues[k], BENCH_PATH_MAX, "http://null.invalid/%s", name);
+		snprintf(b->relay_queues[k], BENCH_PATH_MAX, "http://null.invalid/%s-relay", name);
 		if (strcmp(b->publisher, "sqs") != 0)
 			continue;
 		snprintf(name, sizeof(name), "outbox-%s", b->names[k]);
