@@ -83,7 +83,8 @@ static const char mark_sql[] =
 	" SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM j)";
 
 /*
- * Events of destinations this relay does not serve.  The grace period
+ * Events of destinations no live relay serves: not this one ($1), not one
+ * whose registry heartbeat is younger than $3 seconds.  The grace period
  * counts from created_at (when the event became NEW); a live claim means
  * some relay does serve the destination.
  */
@@ -97,6 +98,9 @@ static const char sweep_sql[] =
 	"    AND e.destination NOT IN (SELECT jsonb_array_elements_text($1::jsonb))"
 	"    AND e.created_at <= now() - $2::integer * interval '1 second'"
 	"    AND (e.claim_until IS NULL OR e.claim_until < now())"
+	"    AND NOT EXISTS (SELECT 1 FROM outbox.relay_instances r"
+	"                     WHERE r.heartbeat_at > now() - $3::integer * interval '1 second'"
+	"                       AND r.destinations ? e.destination)"
 	"  RETURNING e.event_id, e.job_id, e.redrive_generation, e.destination, e.last_error),"
 	" j AS ("
 	"  UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'UNROUTABLE',"
@@ -282,7 +286,7 @@ int outbox_store_sweep_unknown(PGconn *conn, const char *const *known, size_t n,
                                int grace_seconds, outbox_swept_fn on_dead, void *arg,
                                size_t *count, char *err, size_t errlen)
 {
-	char grace_s[16];
+	char grace_s[16], fresh_s[16];
 	char *json = names_json(known, n);
 	PGresult *res = NULL;
 	int rc = -1;
@@ -293,8 +297,9 @@ int outbox_store_sweep_unknown(PGconn *conn, const char *const *known, size_t n,
 		goto out;
 	}
 	snprintf(grace_s, sizeof(grace_s), "%d", grace_seconds);
-	const char *params[2] = {json, grace_s};
-	res = db_query(conn, sweep_sql, 2, params, err, errlen);
+	snprintf(fresh_s, sizeof(fresh_s), "%d", OUTBOX_RELAY_HEARTBEAT_FRESH_SECONDS);
+	const char *params[3] = {json, grace_s, fresh_s};
+	res = db_query(conn, sweep_sql, 3, params, err, errlen);
 	if (res == NULL)
 		goto out;
 	*count = (size_t)PQntuples(res);
@@ -305,4 +310,41 @@ out:
 	PQclear(res);
 	free(json);
 	return rc;
+}
+
+static const char register_sql[] =
+	"INSERT INTO outbox.relay_instances (instance_id, destinations)"
+	" VALUES ($1, $2::jsonb)"
+	" ON CONFLICT (instance_id) DO UPDATE"
+	"   SET destinations = EXCLUDED.destinations, heartbeat_at = now()";
+
+int outbox_store_register_relay(PGconn *conn, const char *instance_id,
+                                const char *const *known, size_t n, char *err, size_t errlen)
+{
+	char *json = names_json(known, n);
+	PGresult *res;
+
+	if (json == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	const char *params[2] = {instance_id, json};
+	res = db_query(conn, register_sql, 2, params, err, errlen);
+	free(json);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
+int outbox_store_unregister_relay(PGconn *conn, const char *instance_id, char *err, size_t errlen)
+{
+	const char *params[1] = {instance_id};
+	PGresult *res = db_query(conn, "DELETE FROM outbox.relay_instances WHERE instance_id = $1",
+	                         1, params, err, errlen);
+
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
 }

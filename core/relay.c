@@ -178,7 +178,7 @@ static int lane_init(struct relay *r, struct relay_thread *t,
 	return 0;
 }
 
-static int relay_listen(struct relay *r)
+static int relay_listen(struct relay *r, const char *instance_id)
 {
 	const char **names = calloc(r->n ? r->n : 1, sizeof(*names));
 	int rc;
@@ -189,8 +189,8 @@ static int relay_listen(struct relay *r)
 	}
 	for (size_t i = 0; i < r->n; i++)
 		names[i] = r->lanes[i].dest->name;
-	rc = relay_listener_start(r->cfg->database.conninfo, names, r->n, wake_lanes, r,
-	                          &r->listener);
+	rc = relay_listener_start(r->cfg->database.conninfo, instance_id, names, r->n, wake_lanes,
+	                          r, &r->listener);
 	free(names);
 	return rc;
 }
@@ -237,7 +237,7 @@ int relay_start_publisher(const struct cfg *cfg, const char *instance_id,
 		              publisher_kind) < 0)
 			goto fail;
 	}
-	if (relay_listen(r) < 0 || relay_spawn(r) < 0)
+	if (relay_listen(r, instance_id) < 0 || relay_spawn(r) < 0)
 		goto fail;
 	log_info("relay started lanes=%zu publisher=%s", r->n, publisher_kind);
 	*out = r;

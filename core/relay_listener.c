@@ -27,6 +27,7 @@
 
 struct relay_listener {
 	char *conninfo;
+	char *instance_id; /* owned; the registry key */
 	char **known; /* owned; n_known names */
 	size_t n_known;
 	relay_wake_fn wake;
@@ -109,6 +110,15 @@ static void sweep(struct relay_listener *l)
 	size_t count = 0;
 
 	l->swept_logged = 0;
+	/* Registered first, so two relays sweeping at once never kill each other's events. */
+	if (outbox_store_register_relay(l->conn, l->instance_id, (const char *const *)l->known,
+	                                l->n_known, err, sizeof(err)) < 0) {
+		if (db_connection_lost(l->conn))
+			listener_lost(l, "lost the notification listener's connection", err);
+		else
+			log_warning("could not register the relay in outbox.relay_instances: %s", err);
+		return;
+	}
 	if (outbox_store_sweep_unknown(l->conn, (const char *const *)l->known, l->n_known,
 	                               OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS, on_swept, l,
 	                               &count, err, sizeof(err)) < 0) {
@@ -171,11 +181,18 @@ static void *listener_main(void *arg)
 
 static void listener_free(struct relay_listener *l)
 {
+	char err[LISTENER_ERR_LEN];
+
+	/* Best effort: a row left behind goes stale and stops protecting anything. */
+	if (l->conn != NULL && l->instance_id != NULL &&
+	    outbox_store_unregister_relay(l->conn, l->instance_id, err, sizeof(err)) < 0)
+		log_debug("could not remove the relay from outbox.relay_instances: %s", err);
 	PQfinish(l->conn);
 	for (size_t i = 0; i < l->n_known; i++)
 		free(l->known[i]);
 	free(l->known);
 	free(l->conninfo);
+	free(l->instance_id);
 	if (l->stop_pipe[0] >= 0)
 		close(l->stop_pipe[0]);
 	if (l->stop_pipe[1] >= 0)
@@ -184,12 +201,13 @@ static void listener_free(struct relay_listener *l)
 }
 
 static int listener_init(struct relay_listener *l, const char *conninfo,
-                         const char *const *known, size_t n)
+                         const char *instance_id, const char *const *known, size_t n)
 {
 	l->stop_pipe[0] = l->stop_pipe[1] = -1;
 	l->conninfo = strdup(conninfo);
+	l->instance_id = strdup(instance_id);
 	l->known = calloc(n ? n : 1, sizeof(*l->known));
-	if (l->conninfo == NULL || l->known == NULL)
+	if (l->conninfo == NULL || l->instance_id == NULL || l->known == NULL)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		l->known[i] = strdup(known[i]);
@@ -200,7 +218,8 @@ static int listener_init(struct relay_listener *l, const char *conninfo,
 	return pipe2(l->stop_pipe, O_CLOEXEC);
 }
 
-int relay_listener_start(const char *conninfo, const char *const *known, size_t n,
+int relay_listener_start(const char *conninfo, const char *instance_id,
+                         const char *const *known, size_t n,
                          relay_wake_fn wake, void *arg, struct relay_listener **out)
 {
 	struct relay_listener *l = calloc(1, sizeof(*l));
@@ -213,7 +232,7 @@ int relay_listener_start(const char *conninfo, const char *const *known, size_t 
 	}
 	l->wake = wake;
 	l->arg = arg;
-	if (listener_init(l, conninfo, known, n) < 0) {
+	if (listener_init(l, conninfo, instance_id, known, n) < 0) {
 		log_error("could not set up the notification listener: %s", strerror(errno));
 		listener_free(l);
 		return -1;

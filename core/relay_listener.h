@@ -30,11 +30,14 @@ typedef void (*relay_wake_fn)(void *arg, const char *destination);
 struct relay_listener;
 
 /*
- * Starts the thread.  conninfo and the n names in known (the configured
- * destinations) are copied; wake and arg are kept.  Returns 0 and *out
+ * Starts the thread.  conninfo, instance_id (the registry key) and the n
+ * names in known (the configured destinations) are copied; wake and arg
+ * are kept.  Before every sweep the thread refreshes this relay's row in
+ * outbox.relay_instances; relay_listener_stop() deletes it.  Returns 0 and *out
  * (stop and free with relay_listener_stop()), or -1 with the reason logged.
  */
-int relay_listener_start(const char *conninfo, const char *const *known, size_t n,
+int relay_listener_start(const char *conninfo, const char *instance_id,
+                         const char *const *known, size_t n,
                          relay_wake_fn wake, void *arg,
                          struct relay_listener **out) OUTBOX_MUSTCHECK;
 

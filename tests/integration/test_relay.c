@@ -465,6 +465,37 @@ static void test_unknown_destination_sweep(void **state)
 	                             " AND destination IN ('%s', 'sweepknown')", "nowhere"), 2);
 }
 
+/* A destination another live relay serves is never swept; a stale row protects nothing. */
+static void test_sweep_spares_other_relays(void **state)
+{
+	const char *known[] = {"sweepknown"};
+	char err[512];
+	size_t count = 0;
+
+	insert_events("sweep-other", "elsewhere", 1, 0);
+	testdb_exec(fx.db, "UPDATE outbox.outbox_events SET created_at = now() - interval '10 min'"
+	                   " WHERE destination = 'elsewhere'");
+	testdb_exec(fx.db, "INSERT INTO outbox.relay_instances (instance_id, destinations)"
+	                   " VALUES ('other-host:1', '[\"elsewhere\"]')");
+	assert_int_equal(outbox_store_sweep_unknown(fx.db, known, 1,
+	                                            OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS,
+	                                            NULL, NULL, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 0);
+	testdb_exec(fx.db, "UPDATE outbox.relay_instances SET heartbeat_at = now() - interval '5 min'"
+	                   " WHERE instance_id = 'other-host:1'");
+	assert_int_equal(outbox_store_sweep_unknown(fx.db, known, 1,
+	                                            OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS,
+	                                            NULL, NULL, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(outbox_store_register_relay(fx.db, "me:2", known, 1, err, sizeof(err)), 0);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.relay_instances WHERE instance_id = '%s'"
+	                             " AND destinations = '[\"sweepknown\"]'", "me:2"), 1);
+	assert_int_equal(outbox_store_unregister_relay(fx.db, "me:2", err, sizeof(err)), 0);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.relay_instances WHERE instance_id = '%s'",
+	                             "me:2"), 0);
+	testdb_exec(fx.db, "DELETE FROM outbox.relay_instances");
+}
+
 /* A relay whose lease expired and was taken over applies nothing. */
 static void test_lost_claim(void **state)
 {
@@ -552,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_oversize_and_split),
 		cmocka_unit_test(test_lost_claim),
 		cmocka_unit_test(test_unknown_destination_sweep),
+		cmocka_unit_test(test_sweep_spares_other_relays),
 		cmocka_unit_test(test_fake_publisher),
 		cmocka_unit_test(test_notify_wakes_lane),
 		cmocka_unit_test(test_lane_isolation_and_backoff),
