@@ -53,6 +53,7 @@ struct daemon {
 	char stats[BENCH_PATH_MAX];
 	long peak_rss_kib;
 	unsigned long aws_requests;
+	json_t *sqs; /* owned reference: SQS requests per action, or NULL */
 };
 
 static int int_arg(const char *s, int lo, int hi, int *out)
@@ -226,8 +227,12 @@ static int daemon_stop(struct daemon *d)
 		continue;
 	f = fopen(d->stats, "r");
 	if (f != NULL) {
-		if (fscanf(f, "{\"aws_requests\": %lu}", &d->aws_requests) != 1)
-			d->aws_requests = 0;
+		json_t *stats = json_loadf(f, 0, NULL);
+
+		d->aws_requests = (unsigned long)json_integer_value(
+			json_object_get(stats, "aws_requests"));
+		d->sqs = json_incref(json_object_get(stats, "sqs"));
+		json_decref(stats);
 		fclose(f);
 	}
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
@@ -268,6 +273,7 @@ struct figures {
 	long peak_rss_kib;
 	struct bench_latency lat;
 	bool have_e2e;
+	json_t *e2e_sqs; /* owned reference: phase 3's requests per action */
 };
 
 /* Phases 3 and 4: the real daemon. */
@@ -289,14 +295,20 @@ static int daemon_phases(struct bench *b, struct figures *fg)
 	if (rc == 0)
 		rc = bench_wait_count(b, sql, 0, true, 600);
 	fg->e2e_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
-	if (daemon_stop(&d) < 0 || rc < 0)
+	if (daemon_stop(&d) < 0)
+		rc = -1;
+	fg->e2e_sqs = d.sqs;
+	if (rc < 0)
 		return -1;
 	fg->requests_per_job = (double)d.aws_requests / b->jobs;
 	fg->peak_rss_kib = d.peak_rss_kib;
 	if (daemon_start(b, ini, "latency", &d) < 0)
 		return -1;
 	rc = bench_latency_run(b, b->jobs < b->rate * 5 ? b->jobs : b->rate * 5, runs, &fg->lat);
-	if (daemon_stop(&d) < 0 || rc < 0)
+	if (daemon_stop(&d) < 0)
+		rc = -1;
+	json_decref(d.sqs);
+	if (rc < 0)
 		return -1;
 	if (d.peak_rss_kib > fg->peak_rss_kib)
 		fg->peak_rss_kib = d.peak_rss_kib;
@@ -326,6 +338,8 @@ static void print(const struct bench *b, const struct figures *fg, bool json)
 	json_object_set_new(doc, "end_to_end_rate", num_or_null(fg->have_e2e, fg->e2e_rate));
 	json_object_set_new(doc, "sqs_requests_per_job",
 	                    num_or_null(fg->have_e2e, fg->requests_per_job));
+	if (fg->e2e_sqs != NULL)
+		json_object_set(doc, "sqs_requests_by_action", fg->e2e_sqs);
 	json_object_set_new(doc, "offered_rate", json_integer(b->rate));
 	json_object_set_new(doc, "achieved_offered_rate",
 	                    num_or_null(fg->have_e2e, fg->lat.achieved_rate));
@@ -421,6 +435,7 @@ int main(int argc, char **argv)
 		print(&b, &fg, json);
 	else
 		log_error("benchmark failed; files kept in \"%s\"", b.dir);
+	json_decref(fg.e2e_sqs);
 	PQfinish(b.conn);
 	aws_http_free(b.sqs);
 	aws_env_free(&b.env);

@@ -29,6 +29,7 @@
 #include "fault.h"
 #include "log.h"
 #include "relay.h"
+#include "sqs.h"
 
 enum outboxd_exit {
 	OUTBOXD_EXIT_OK = 0,
@@ -191,12 +192,15 @@ static void wait_for_stop(const sigset_t *set)
 
 /*
  * With OUTBOX_STATS_FILE set, the daemon writes a JSON object to that file
- * when it stops: {"aws_requests": N} (every SQS/S3 HTTP request it sent).
+ * when it stops: {"aws_requests": N, "sqs": {...}} (every SQS/S3 HTTP request
+ * it sent; then SQS requests per action, see sqs_request_counts()).
  * outbox-bench reads it; nothing else depends on it.
  */
 static void write_stats(void)
 {
 	const char *path = getenv("OUTBOX_STATS_FILE");
+	json_t *sqs;
+	char *text;
 	FILE *f;
 
 	if (path == NULL || *path == '\0')
@@ -206,7 +210,12 @@ static void write_stats(void)
 		log_warning("could not write the statistics file \"%s\"", path);
 		return;
 	}
-	fprintf(f, "{\"aws_requests\": %lu}\n", aws_http_requests_made());
+	sqs = sqs_request_counts();
+	text = sqs != NULL ? json_dumps(sqs, JSON_COMPACT) : NULL;
+	fprintf(f, "{\"aws_requests\": %lu, \"sqs\": %s}\n", aws_http_requests_made(),
+	        text != NULL ? text : "{}");
+	free(text);
+	json_decref(sqs);
 	fclose(f);
 }
 

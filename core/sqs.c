@@ -4,6 +4,7 @@
 #include "sqs.h"
 
 #include <openssl/evp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,46 @@ int sqs_validate_body(const char *body, size_t len, struct aws_result *res)
 	return 0;
 }
 
+/* Requests per action and messages received, for outbox-bench (through
+ * outboxd's OUTBOX_STATS_FILE); process-wide, relaxed atomics. */
+static const char *const counted_actions[] = {
+	"SendMessageBatch", "ReceiveMessage", "DeleteMessage", "DeleteMessageBatch",
+	"ChangeMessageVisibility", "ChangeMessageVisibilityBatch",
+};
+#define N_COUNTED (sizeof(counted_actions) / sizeof(counted_actions[0]))
+static atomic_ulong action_counts[N_COUNTED + 1]; /* last: any other action */
+static atomic_ulong empty_receives;
+static atomic_ulong messages_received;
+
+static void count_action(const char *action)
+{
+	size_t i = 0;
+
+	while (i < N_COUNTED && strcmp(counted_actions[i], action) != 0)
+		i++;
+	atomic_fetch_add_explicit(&action_counts[i], 1, memory_order_relaxed);
+}
+
+json_t *sqs_request_counts(void)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o != NULL && i <= N_COUNTED; i++) {
+		unsigned long n = atomic_load_explicit(&action_counts[i], memory_order_relaxed);
+
+		if (n > 0)
+			json_object_set_new(o, i < N_COUNTED ? counted_actions[i] : "other",
+			                    json_integer((json_int_t)n));
+	}
+	if (o != NULL) {
+		json_object_set_new(o, "empty_receives", json_integer((json_int_t)atomic_load_explicit(
+			&empty_receives, memory_order_relaxed)));
+		json_object_set_new(o, "messages_received", json_integer((json_int_t)atomic_load_explicit(
+			&messages_received, memory_order_relaxed)));
+	}
+	return o;
+}
+
 /*
  * One JSON-protocol call: takes ownership of request; *reply (when not NULL)
  * receives a new reference to the parsed answer.
@@ -104,6 +145,7 @@ static int sqs_call(struct aws_http *c, const char *action, json_t *request, lon
 		goto out;
 	}
 	snprintf(target, sizeof(target), "AmazonSQS.%s", action);
+	count_action(action);
 	const struct sigv4_header hdrs[] = {
 		{"Content-Type", SQS_CONTENT_TYPE},
 		{"X-Amz-Target", target},
@@ -484,8 +526,10 @@ int sqs_receive_message(struct aws_http *c, const char *queue_url,
 	             res) < 0)
 		return -1;
 	msgs = json_object_get(out->root, "Messages");
-	if (json_array_size(msgs) == 0)
+	if (json_array_size(msgs) == 0) {
+		atomic_fetch_add_explicit(&empty_receives, 1, memory_order_relaxed);
 		return 0;
+	}
 	out->items = calloc(json_array_size(msgs), sizeof(*out->items));
 	if (out->items == NULL)
 		return aws_result_fail(res, "InternalError", "out of memory");
@@ -493,6 +537,7 @@ int sqs_receive_message(struct aws_http *c, const char *queue_url,
 		if (parse_message(e, &out->items[out->n]))
 			out->n++;
 	}
+	atomic_fetch_add_explicit(&messages_received, out->n, memory_order_relaxed);
 	return 0;
 }
 

@@ -129,6 +129,13 @@ int sqs_change_message_visibility_batch(struct aws_http *c, const char *queue_ur
                                         struct sqs_entry_result *results,
                                         struct aws_result *res) OUTBOX_MUSTCHECK;
 
+/*
+ * Requests this process sent, per SQS action ("other" for the rest), plus
+ * "empty_receives" and "messages_received".  New reference (caller
+ * json_decref()s it), or NULL when out of memory.
+ */
+json_t *sqs_request_counts(void) OUTBOX_MUSTCHECK;
+
 /* A queue attribute for CreateQueue; borrowed. */
 struct sqs_attribute {
 	const char *name;  /* "VisibilityTimeout", "RedrivePolicy", ... */
