@@ -54,6 +54,7 @@ struct daemon {
 	long peak_rss_kib;
 	unsigned long aws_requests;
 	json_t *sqs; /* owned reference: SQS requests per action, or NULL */
+	double cpu_seconds; /* user + system CPU, read just before the stop */
 };
 
 static int int_arg(const char *s, int lo, int hi, int *out)
@@ -189,6 +190,28 @@ static long read_hwm_kib(pid_t pid)
 	return kib;
 }
 
+/* utime + stime of a process, in seconds; -1 when unreadable. */
+static double read_cpu_seconds(pid_t pid)
+{
+	char path[64], line[1024];
+	unsigned long ut = 0, st = 0;
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	p = fgets(line, sizeof(line), f) != NULL ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* After "(comm)": state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime (fields 3..15 of proc(5)). */
+	if (p == NULL || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+	                        &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static int daemon_start(struct bench *b, const char *ini, const char *tag, struct daemon *d)
 {
 	char log[BENCH_PATH_MAX + 32];
@@ -222,6 +245,7 @@ static int daemon_stop(struct daemon *d)
 	FILE *f;
 
 	d->peak_rss_kib = read_hwm_kib(d->pid);
+	d->cpu_seconds = read_cpu_seconds(d->pid);
 	kill(d->pid, SIGTERM);
 	while (waitpid(d->pid, &status, 0) < 0 && errno == EINTR)
 		continue;
@@ -274,6 +298,7 @@ struct figures {
 	struct bench_latency lat;
 	bool have_e2e;
 	json_t *e2e_sqs; /* owned reference: phase 3's requests per action */
+	double e2e_cpu_seconds; /* outboxd's CPU in phase 3 */
 };
 
 /* Phases 3 and 4: the real daemon. */
@@ -301,6 +326,7 @@ static int daemon_phases(struct bench *b, struct figures *fg)
 	if (rc < 0)
 		return -1;
 	fg->requests_per_job = (double)d.aws_requests / b->jobs;
+	fg->e2e_cpu_seconds = d.cpu_seconds;
 	fg->peak_rss_kib = d.peak_rss_kib;
 	if (daemon_start(b, ini, "latency", &d) < 0)
 		return -1;
@@ -338,6 +364,9 @@ static void print(const struct bench *b, const struct figures *fg, bool json)
 	json_object_set_new(doc, "end_to_end_rate", num_or_null(fg->have_e2e, fg->e2e_rate));
 	json_object_set_new(doc, "sqs_requests_per_job",
 	                    num_or_null(fg->have_e2e, fg->requests_per_job));
+	json_object_set_new(doc, "outboxd_cpu_ms_per_job",
+	                    num_or_null(fg->have_e2e && fg->e2e_cpu_seconds >= 0,
+	                                fg->e2e_cpu_seconds * 1000.0 / b->jobs));
 	if (fg->e2e_sqs != NULL)
 		json_object_set(doc, "sqs_requests_by_action", fg->e2e_sqs);
 	json_object_set_new(doc, "offered_rate", json_integer(b->rate));
