@@ -39,6 +39,9 @@ enum stmt {
 	ST_REDRIVE_LOCK,
 	ST_REDRIVE_RESET,
 	ST_REDRIVE_EVENT,
+	ST_CLAIM_BATCH,
+	ST_LOCK_CLAIMS,
+	ST_SUCCEED_BATCH,
 	ST_COUNT
 };
 
@@ -122,6 +125,41 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"INSERT INTO outbox.outbox_events (event_id, event_type, job_id, destination,"
 		"                                  redrive_generation, body)"
 		" VALUES ($1, $2, $3, $4, $5::integer, $6)"},
+	/* ledger_claim_direct for a whole receive batch: each row keeps its own
+	 * generation and job type; rows another transaction holds locked are
+	 * skipped (no waits, no lock-order deadlock between workers): the caller
+	 * applies the per-message rules to every message it did not win. */
+	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 6,
+		"WITH c AS ("
+		"  SELECT j.job_id FROM outbox.jobs j"
+		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
+		"      ON j.job_id = m.job_id AND j.redrive_generation = m.gen"
+		"     AND j.job_type = m.job_type"
+		"   WHERE j.destination = $4 AND j.window_symbol IS NULL AND" CLAIMABLE
+		"   FOR UPDATE OF j SKIP LOCKED)"
+		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
+		"       attempt_count = j.attempt_count + 1,"
+		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
+		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
+		" RETURNING j.job_id, j.attempt_count, j.payload::text"},
+	/* The completion transaction's first statement: lock the rows whose
+	 * claims ($1 job ids, $2 attempt counts, $3 redrive generations, by
+	 * $4, no window) still hold, in job_id order. */
+	[ST_LOCK_CLAIMS] = {"ledger_lock_claims", 4,
+		"SELECT j.job_id FROM outbox.jobs j"
+		"  JOIN unnest($1::text[], $2::integer[], $3::integer[]) AS c(job_id, attempt, gen)"
+		"    ON j.job_id = c.job_id"
+		" WHERE j.claimed_by = $4 AND j.status = 'CLAIMED' AND j.attempt_count = c.attempt"
+		"   AND j.redrive_generation = c.gen AND j.window_generation IS NULL"
+		" ORDER BY j.job_id FOR UPDATE OF j"},
+	/* CLAIMED -> SUCCEEDED for many non-price claims, each row bound. */
+	[ST_SUCCEED_BATCH] = {"ledger_succeed_batch", 4,
+		"UPDATE outbox.jobs j SET status = 'SUCCEEDED', lease_until = NULL,"
+		"       finished_at = now(), updated_at = now()"
+		"  FROM unnest($1::text[], $2::integer[], $3::integer[]) AS c(job_id, attempt, gen)"
+		" WHERE j.job_id = c.job_id AND j.claimed_by = $4 AND j.status = 'CLAIMED'"
+		"   AND j.attempt_count = c.attempt AND j.redrive_generation = c.gen"
+		"   AND j.window_generation IS NULL"},
 };
 
 int ledger_prepare(PGconn *conn, char *err, size_t errlen)
@@ -487,5 +525,209 @@ int ledger_redrive(PGconn *conn, const char *job_id, int *new_generation,
 out:
 	PQclear(reset);
 	PQclear(job);
+	return rc;
+}
+
+/* Appends s to the array literal being built in buf (quoted when quote). */
+static void array_add(char **p, const char *s, bool quote, bool first)
+{
+	if (!first)
+		*(*p)++ = ',';
+	if (quote)
+		*(*p)++ = '"';
+	for (; *s != '\0'; s++) {
+		if (quote && (*s == '"' || *s == '\\'))
+			*(*p)++ = '\\';
+		*(*p)++ = *s;
+	}
+	if (quote)
+		*(*p)++ = '"';
+}
+
+/*
+ * A PostgreSQL array literal of n strings (quote: each quoted and escaped,
+ * for text[]; else as they are, for integer[]).  Caller frees; NULL when
+ * out of memory.
+ */
+static char *array_literal(const char *const *v, size_t n, bool quote)
+{
+	size_t len = 3;
+	char *buf, *p;
+
+	for (size_t i = 0; i < n; i++)
+		len += 2 * strlen(v[i]) + 3;
+	buf = malloc(len);
+	if (buf == NULL)
+		return NULL;
+	p = buf;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++)
+		array_add(&p, v[i], quote, i == 0);
+	*p++ = '}';
+	*p = '\0';
+	return buf;
+}
+
+/* Integers as text for array_literal(); nums holds n slots of 16 bytes. */
+static void int_texts(const int *v, size_t n, char (*nums)[16], const char **out)
+{
+	for (size_t i = 0; i < n; i++) {
+		snprintf(nums[i], sizeof(nums[i]), "%d", v[i]);
+		out[i] = nums[i];
+	}
+}
+
+/* Finds job_id among the n requests; n if absent. */
+static size_t find_req(const struct ledger_batch_req *reqs, size_t n, const char *job_id)
+{
+	size_t i = 0;
+
+	while (i < n && strcmp(reqs[i].job_id, job_id) != 0)
+		i++;
+	return i;
+}
+
+/* Fills claims/payloads/won from the claim statement's rows; -1 on OOM. */
+static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size_t n,
+                        const char *claimed_by, struct ledger_claim *claims,
+                        char **payloads, bool *won, char *err, size_t errlen)
+{
+	int got = 0;
+
+	for (int r = 0; r < PQntuples(res); r++) {
+		size_t i = find_req(reqs, n, PQgetvalue(res, r, 0));
+
+		if (i == n || won[i])
+			continue;
+		payloads[i] = strdup(PQgetvalue(res, r, 2));
+		if (payloads[i] == NULL) {
+			/* Claims taken but unusable: their leases expire. */
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		memset(&claims[i], 0, sizeof(claims[i]));
+		copy_field(claims[i].job_id, sizeof(claims[i].job_id), reqs[i].job_id);
+		copy_field(claims[i].claimed_by, sizeof(claims[i].claimed_by), claimed_by);
+		claims[i].attempt_count = to_int(PQgetvalue(res, r, 1));
+		claims[i].redrive_generation = reqs[i].redrive_generation;
+		won[i] = true;
+		got++;
+	}
+	return got;
+}
+
+int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t n,
+                       const char *destination, const char *claimed_by, int lease_seconds,
+                       struct ledger_claim *claims, char **payloads, bool *won,
+                       char *err, size_t errlen)
+{
+	const char *ids[LEDGER_BATCH_MAX], *types[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
+	char nums[LEDGER_BATCH_MAX][16], lease[16];
+	int genv[LEDGER_BATCH_MAX];
+	char *a_ids = NULL, *a_gens = NULL, *a_types = NULL;
+	PGresult *res = NULL;
+	int rc = -1;
+
+	for (size_t i = 0; i < n && i < LEDGER_BATCH_MAX; i++) {
+		ids[i] = reqs[i].job_id;
+		types[i] = reqs[i].job_type;
+		genv[i] = reqs[i].redrive_generation;
+		won[i] = false;
+		payloads[i] = NULL;
+	}
+	if (n > LEDGER_BATCH_MAX) {
+		snprintf(err, errlen, "too many messages in one claim");
+		return -1;
+	}
+	int_texts(genv, n, nums, gens);
+	snprintf(lease, sizeof(lease), "%d", lease_seconds);
+	a_ids = array_literal(ids, n, true);
+	a_gens = array_literal(gens, n, false);
+	a_types = array_literal(types, n, true);
+	if (a_ids == NULL || a_gens == NULL || a_types == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	const char *params[6] = {a_ids, a_gens, a_types, destination, claimed_by, lease};
+	res = run(conn, ST_CLAIM_BATCH, params, err, errlen);
+	if (res != NULL)
+		rc = claimed_rows(res, reqs, n, claimed_by, claims, payloads, won, err, errlen);
+out:
+	PQclear(res);
+	free(a_ids);
+	free(a_gens);
+	free(a_types);
+	return rc;
+}
+
+/* Runs ST_LOCK_CLAIMS or ST_SUCCEED_BATCH for n claims (same claimed_by). */
+static PGresult *run_claims(PGconn *conn, enum stmt st, const struct ledger_claim *const *claims,
+                            size_t n, char *err, size_t errlen)
+{
+	const char *ids[LEDGER_BATCH_MAX], *att[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
+	char n_att[LEDGER_BATCH_MAX][16], n_gen[LEDGER_BATCH_MAX][16];
+	int v_att[LEDGER_BATCH_MAX], v_gen[LEDGER_BATCH_MAX];
+	char *a_ids, *a_att, *a_gens;
+	PGresult *res = NULL;
+
+	if (n == 0 || n > LEDGER_BATCH_MAX) {
+		snprintf(err, errlen, "1 to %d claims at once", LEDGER_BATCH_MAX);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = claims[i]->job_id;
+		v_att[i] = claims[i]->attempt_count;
+		v_gen[i] = claims[i]->redrive_generation;
+	}
+	int_texts(v_att, n, n_att, att);
+	int_texts(v_gen, n, n_gen, gens);
+	a_ids = array_literal(ids, n, true);
+	a_att = array_literal(att, n, false);
+	a_gens = array_literal(gens, n, false);
+	if (a_ids == NULL || a_att == NULL || a_gens == NULL) {
+		snprintf(err, errlen, "out of memory");
+	} else {
+		const char *params[4] = {a_ids, a_att, a_gens, claims[0]->claimed_by};
+		res = run(conn, st, params, err, errlen);
+	}
+	free(a_ids);
+	free(a_att);
+	free(a_gens);
+	return res;
+}
+
+int ledger_lock_claims(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                       bool *held, char *err, size_t errlen)
+{
+	PGresult *res = run_claims(conn, ST_LOCK_CLAIMS, claims, n, err, errlen);
+	int got = 0;
+
+	for (size_t i = 0; i < n; i++)
+		held[i] = false;
+	if (res == NULL)
+		return -1;
+	for (int r = 0; r < PQntuples(res); r++) {
+		for (size_t i = 0; i < n; i++) {
+			if (!held[i] && strcmp(claims[i]->job_id, PQgetvalue(res, r, 0)) == 0) {
+				held[i] = true;
+				got++;
+				break;
+			}
+		}
+	}
+	PQclear(res);
+	return got;
+}
+
+int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                         char *err, size_t errlen)
+{
+	PGresult *res = run_claims(conn, ST_SUCCEED_BATCH, claims, n, err, errlen);
+	int rc;
+
+	if (res == NULL)
+		return -1;
+	rc = to_int(PQcmdTuples(res));
+	PQclear(res);
 	return rc;
 }

@@ -104,6 +104,48 @@ int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation
                         int lease_seconds, struct ledger_claim *out, char **payload,
                         char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
+/* The most messages one batch statement takes (an SQS receive batch). */
+#define LEDGER_BATCH_MAX 10
+
+/* One message of a receive batch offered to ledger_claim_batch(). */
+struct ledger_batch_req {
+	const char *job_id;   /* borrowed */
+	const char *job_type; /* borrowed */
+	int redrive_generation;
+};
+
+/*
+ * ledger_claim_direct() for n (1..LEDGER_BATCH_MAX) messages of a
+ * destination in one statement (autocommit), each row with its own
+ * generation and job type; job ids must be distinct.  Rows locked by
+ * another transaction are skipped, not waited for.  For each request i
+ * this worker won: won[i] = true, claims[i] (claimed_by copied) and
+ * payloads[i] (JSON text; caller frees with free()).  For the others
+ * won[i] = false and payloads[i] = NULL: the caller applies spec section
+ * 4 to them (lookup, rules).  Returns the number won, or -1 (on -1 the
+ * caller frees the payloads set so far; claims taken but not returned
+ * keep their leases until they expire).
+ */
+int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t n,
+                       const char *destination, const char *claimed_by, int lease_seconds,
+                       struct ledger_claim *claims, char **payloads, bool *won,
+                       char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/*
+ * Inside the caller's transaction: lock (FOR UPDATE, job_id order) the
+ * rows of n (1..LEDGER_BATCH_MAX) non-price claims, all by the same
+ * claimed_by (claims borrowed), whose claim still holds (the CAS binding
+ * of every transition out of CLAIMED); held[i] tells which.  Returns the
+ * number held, or -1.
+ */
+int ledger_lock_claims(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                       bool *held, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/* CLAIMED -> SUCCEEDED for n non-price claims (same claimed_by), each row
+ * with its own CAS binding.  Returns the number of rows changed, or -1. */
+int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                         char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
 /* A stale price job (not claimable: PENDING, or CLAIMED with an expired
  * lease, of this generation) -> DEAD, dead_reason 'STALE'. */
 int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,
