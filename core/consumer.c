@@ -76,7 +76,8 @@ static void setup_workers(struct consumer *c, struct plugin_instance *const *ins
 
 			w->c = c;
 			w->dest = d;
-			w->slot = k;
+			w->slot = k * SQS_MAX_BATCH_ENTRIES; /* one heartbeat slot per batch entry */
+			w->receive_lock = &c->receive_locks[i];
 			w->dlq = j == (size_t)cfg->consumer.workers;
 			w->inst = w->dlq ? NULL : instances[i];
 			w->uses_sqs = true;
@@ -96,6 +97,9 @@ static void free_consumer(struct consumer *c)
 	}
 	heartbeat_free(c->hb);
 	aws_env_free(&c->env);
+	for (size_t i = 0; c->receive_locks != NULL && i < c->cfg->n_destinations; i++)
+		pthread_mutex_destroy(&c->receive_locks[i]);
+	free(c->receive_locks);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	free(c->workers);
@@ -145,14 +149,19 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
 	c->instance_id = strdup(instance_id != NULL ? instance_id : "outboxd");
 	c->n_workers = count_workers(cfg);
 	c->workers = calloc(c->n_workers ? c->n_workers : 1, sizeof(*c->workers));
-	if (n != cfg->n_destinations || c->instance_id == NULL || c->workers == NULL) {
+	c->receive_locks = calloc(cfg->n_destinations ? cfg->n_destinations : 1,
+	                          sizeof(*c->receive_locks));
+	for (size_t i = 0; c->receive_locks != NULL && i < cfg->n_destinations; i++)
+		pthread_mutex_init(&c->receive_locks[i], NULL);
+	if (n != cfg->n_destinations || c->instance_id == NULL || c->workers == NULL ||
+	    c->receive_locks == NULL) {
 		log_error(n != cfg->n_destinations ? "consumer needs one plugin instance per destination"
 		                                   : "out of memory");
 		goto fail;
 	}
 	if (aws_env_load(&c->env, cfg->aws.region, cfg->aws.endpoint_url, cfg->s3.endpoint_url) < 0)
 		goto fail;
-	if (heartbeat_start(cfg, &c->env, c->n_workers, &c->hb) < 0)
+	if (heartbeat_start(cfg, &c->env, c->n_workers * SQS_MAX_BATCH_ENTRIES, &c->hb) < 0)
 		goto fail;
 	setup_workers(c, instances);
 	if (start_threads(c) < 0) {

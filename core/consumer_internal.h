@@ -27,7 +27,7 @@ struct consumer_worker {
 	struct consumer *c;                    /* borrowed: the owner */
 	const struct cfg_destination *dest;    /* borrowed from cfg */
 	struct plugin_instance *inst;          /* borrowed; NULL for a DLQ reader */
-	size_t slot;                           /* heartbeat slot */
+	size_t slot;                           /* first of its SQS_MAX_BATCH_ENTRIES heartbeat slots */
 	bool dlq;                              /* reads dest->dlq_url */
 	char claimed_by[LEDGER_CLAIMED_BY_MAX]; /* unique per worker and process */
 	PGconn *conn;                          /* owned; NULL while disconnected */
@@ -45,6 +45,11 @@ struct consumer_worker {
 	bool uses_sqs;                     /* false: no SQS client is made */
 	struct consumer_counters counters; /* this worker's, written by its thread */
 	int64_t batch_received_ms;         /* CLOCK_MONOTONIC of the current receive */
+	/* Borrowed from the consumer, one per destination (NULL: none): held
+	 * around ReceiveMessage, so one worker of a queue polls at a time and
+	 * gets every message waiting (up to 10) instead of all of them waking
+	 * for the same few (docs/consumer.md, "Threads"). */
+	pthread_mutex_t *receive_lock;
 };
 
 struct consumer {
@@ -54,6 +59,7 @@ struct consumer {
 	struct aws_env env;                          /* owned */
 	struct heartbeat *hb;                        /* owned */
 	struct consumer_worker *workers;             /* owned; n_workers */
+	pthread_mutex_t *receive_locks;              /* owned; one per destination */
 	size_t n_workers;
 	atomic_bool stopping;
 	pthread_mutex_t lock;                        /* guards busy; with cond */
@@ -89,6 +95,15 @@ void consumer_worker_delete(struct consumer_worker *w, const struct sqs_message 
 void consumer_worker_flush_deletes(struct consumer_worker *w);
 /* Spec section 4 for one delivery m (borrowed until the next flush). */
 void consumer_worker_process(struct consumer_worker *w, const struct sqs_message *m);
+/* RETRY (back to PENDING with backoff, visibility moved) or FAIL (DEAD
+ * PERMANENT, message deleted) of a claim this worker holds; m and claim
+ * borrowed. */
+void consumer_worker_retry(struct consumer_worker *w, const struct sqs_message *m,
+                           const struct ledger_claim *claim, const char *why);
+void consumer_worker_fail(struct consumer_worker *w, const struct sqs_message *m,
+                          const struct ledger_claim *claim, const char *why);
+/* Makes m visible again at once (a message not handled at shutdown). */
+void consumer_worker_give_back(struct consumer_worker *w, const struct sqs_message *m);
 /* BEGIN / COMMIT / ROLLBACK on w->conn; 0 or -1 with err. */
 int consumer_tx(struct consumer_worker *w, const char *verb, char *err, size_t errlen)
 	OUTBOX_MUSTCHECK;

@@ -179,12 +179,32 @@ static int svc_query(void *opaque, const struct outbox_ctx *ctx, const char *sql
 	return exec_rows(conn, sql, nparams, params, rows, err, errlen);
 }
 
+int consumer_tx_savepoint(struct outbox_tx *tx, char *err, size_t errlen)
+{
+	PGresult *res;
+	int rc = 0;
+
+	if (!tx->savepoint || tx->savepoint_taken)
+		return 0;
+	res = PQexec(tx->conn, "SAVEPOINT outbox_job");
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		snprintf(err, errlen, "could not set a savepoint: %s", PQerrorMessage(tx->conn));
+		rc = -1;
+	} else {
+		tx->savepoint_taken = true;
+	}
+	PQclear(res);
+	return rc;
+}
+
 static int svc_tx_exec(void *opaque, const struct outbox_ctx *ctx, struct outbox_tx *tx,
                        const char *sql, int nparams, const char *const *params,
                        json_t **rows, char *err, size_t errlen)
 {
 	(void)opaque;
 	(void)ctx;
+	if (consumer_tx_savepoint(tx, err, errlen) < 0)
+		return -1;
 	return exec_rows(tx->conn, sql, nparams, params, rows, err, errlen);
 }
 
@@ -201,6 +221,8 @@ static int svc_tx_enqueue(void *opaque, const struct outbox_ctx *ctx, struct out
 		snprintf(err, errlen, "job_type, destination, identity and payload are required");
 		return -1;
 	}
+	if (consumer_tx_savepoint(tx, err, errlen) < 0)
+		return -1;
 	if (outbox_enqueue_job((struct pg_conn *)tx->conn, job_type, destination, identity,
 	                       payload, &out, err, errlen) < 0)
 		return -1;

@@ -13,14 +13,26 @@
 #ifndef OUTBOX_CORE_CONSUMER_SERVICES_H
 #define OUTBOX_CORE_CONSUMER_SERVICES_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <libpq-fe.h>
 
 #include "consumer.h"
 
 /* The transaction commit() runs in: the worker's connection with BEGIN
- * issued.  conn is borrowed from the worker. */
+ * issued.  conn is borrowed from the worker.  When savepoint is set (a
+ * batch completion, several jobs in one transaction), the first statement
+ * of the job is preceded by SAVEPOINT outbox_job (savepoint_taken), so
+ * the worker can roll back this job's writes alone. */
 struct outbox_tx {
 	PGconn *conn;
+	bool savepoint;
+	bool savepoint_taken;
 };
+
+/* SAVEPOINT outbox_job once, if tx->savepoint and not yet taken.  Returns
+ * 0, or -1 with err. */
+int consumer_tx_savepoint(struct outbox_tx *tx, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 #endif

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "consumer_batch.h"
 #include "consumer_message.h"
 #include "consumer_services.h"
 #include "db.h"
@@ -181,7 +182,7 @@ static void complete_fail(struct run *r, const char *why)
 static void complete_ok(struct run *r, const json_t *output)
 {
 	struct consumer_worker *w = r->w;
-	struct outbox_tx tx = {w->conn};
+	struct outbox_tx tx = {w->conn, false, false};
 	char err[MSG_LEN];
 	enum outbox_verdict v;
 	int rc;
@@ -455,13 +456,6 @@ void consumer_worker_process(struct consumer_worker *w, const struct sqs_message
 	}
 }
 
-/* Messages received after stop was requested go back at once. */
-static void give_back(struct consumer_worker *w, const struct sqs_messages *msgs, size_t from)
-{
-	for (size_t i = from; i < msgs->n; i++)
-		set_visibility(w, &msgs->items[i], 0, "-");
-}
-
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
                             struct sqs_messages *msgs)
 {
@@ -486,21 +480,60 @@ int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
 	return 0;
 }
 
+void consumer_worker_retry(struct consumer_worker *w, const struct sqs_message *m,
+                           const struct ledger_claim *claim, const char *why)
+{
+	struct run r = {.w = w, .m = m, .claim = *claim};
+
+	complete_retry(&r, why);
+}
+
+void consumer_worker_fail(struct consumer_worker *w, const struct sqs_message *m,
+                          const struct ledger_claim *claim, const char *why)
+{
+	struct run r = {.w = w, .m = m, .claim = *claim};
+
+	complete_fail(&r, why);
+}
+
+void consumer_worker_give_back(struct consumer_worker *w, const struct sqs_message *m)
+{
+	set_visibility(w, m, 0, "-");
+}
+
+/* ReceiveMessage with the destination's receive lock held: one poller per
+ * queue at a time (the others wait for it, then poll). */
+static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
+{
+	int rc = -1;
+
+	/* Connected before waiting for the lock (outbox-bench counts the
+	 * workers' connections to know the daemon is up). */
+	if (consumer_worker_ensure(w) < 0) {
+		consumer_worker_backoff(w);
+		return -1;
+	}
+	if (w->receive_lock != NULL)
+		pthread_mutex_lock(w->receive_lock);
+	if (!consumer_stopping(w->c))
+		rc = consumer_worker_receive(w, w->dest->queue_url, msgs);
+	if (w->receive_lock != NULL)
+		pthread_mutex_unlock(w->receive_lock);
+	return rc;
+}
+
 void *consumer_worker_main(void *arg)
 {
 	struct consumer_worker *w = arg;
 
 	while (!consumer_stopping(w->c)) {
 		struct sqs_messages msgs = {0};
-		size_t i;
 
-		if (consumer_worker_receive(w, w->dest->queue_url, &msgs) < 0)
+		if (receive_locked(w, &msgs) < 0)
 			continue;
 		w->batch_received_ms = now_ms();
-		for (i = 0; i < msgs.n && !consumer_stopping(w->c); i++)
-			consumer_worker_process(w, &msgs.items[i]);
+		consumer_batch_process(w, &msgs);
 		consumer_worker_flush_deletes(w);
-		give_back(w, &msgs, i);
 		sqs_messages_free(&msgs);
 	}
 	return NULL;

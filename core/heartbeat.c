@@ -212,6 +212,16 @@ enum heartbeat_outcome heartbeat_end(struct heartbeat *hb, size_t slot)
 	return out;
 }
 
+enum heartbeat_outcome heartbeat_outcome(struct heartbeat *hb, size_t slot)
+{
+	enum heartbeat_outcome out;
+
+	pthread_mutex_lock(&hb->lock);
+	out = hb->slots[slot].outcome;
+	pthread_mutex_unlock(&hb->lock);
+	return out;
+}
+
 static void stop_thread(struct heartbeat *hb)
 {
 	if (!hb->running)

@@ -2,7 +2,8 @@
  * heartbeat.h: keeps the claims of running handlers alive.
  *
  * One thread per consumer, with its own database connection and SQS
- * client.  Each worker owns one slot.  While a handler runs, every
+ * client.  Each worker owns SQS_MAX_BATCH_ENTRIES slots, one per claim of
+ * its receive batch (running, or waiting to run or to be completed).  While a handler runs, every
  * interval (a third of min(lease_seconds, visibility_timeout_seconds), at
  * least 0.5 s) the thread extends the job's lease (ledger_extend_lease, a
  * CAS binding the claim) and the message's visibility.  heartbeat_end()
@@ -36,6 +37,10 @@ int heartbeat_start(const struct cfg *cfg, const struct aws_env *env, size_t n_s
  * borrowed until heartbeat_end(). */
 void heartbeat_begin(struct heartbeat *hb, size_t slot, const struct ledger_claim *claim,
                      const char *queue_url, const char *receipt_handle);
+
+/* The outcome so far of slot, which keeps beating (a claim waiting in a
+ * batch: do not run it unless HEARTBEAT_KEPT). */
+enum heartbeat_outcome heartbeat_outcome(struct heartbeat *hb, size_t slot);
 
 /* Stop beating for slot (waits for a beat in progress). */
 enum heartbeat_outcome heartbeat_end(struct heartbeat *hb, size_t slot);

@@ -1,0 +1,446 @@
+/*
+ * consumer_batch.c: one receive batch at once (see consumer_batch.h and
+ * docs/consumer.md, "Batches"): one claim statement, the won jobs run in
+ * order, one completion transaction for their OK verdicts; the per-message
+ * rules (consumer_worker.c) for everything else.
+ */
+#include "consumer_batch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "consumer_internal.h"
+#include "consumer_message.h"
+#include "consumer_services.h"
+#include "db.h"
+#include "fault.h"
+
+#define MSG_LEN 1024
+
+/* One message of the batch. */
+struct bjob {
+	const struct sqs_message *m;  /* borrowed from the receive batch */
+	struct consumer_msg pm;
+	bool candidate;               /* offered to the batch claim */
+	bool rest;                    /* left to consumer_worker_process() */
+	bool won;                     /* claim won; heartbeat slot active */
+	bool executed;                /* execute() returned v */
+	struct ledger_claim claim;
+	char *payload;                /* owned: JSON text */
+	json_t *payload_json;         /* owned reference */
+	struct outbox_job job;
+	enum outbox_verdict v;
+	char msg[MSG_LEN];
+	json_t *output;               /* owned reference: execute()'s result */
+	int64_t claimed_ms;
+};
+
+struct batch {
+	struct consumer_worker *w;
+	struct bjob j[SQS_MAX_BATCH_ENTRIES];
+	size_t n;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static size_t slot_of(const struct batch *b, const struct bjob *j)
+{
+	return b->w->slot + (size_t)(j - b->j);
+}
+
+/* Which messages the batch claim may take: parsed, not a price job, of
+ * this destination, and the first message of its job in the batch. */
+static size_t choose(struct batch *b, const struct sqs_messages *msgs)
+{
+	char why[256];
+	size_t n = 0;
+
+	b->n = msgs->n < SQS_MAX_BATCH_ENTRIES ? msgs->n : SQS_MAX_BATCH_ENTRIES;
+	for (size_t i = 0; i < b->n; i++) {
+		struct bjob *j = &b->j[i];
+
+		j->m = &msgs->items[i];
+		j->rest = true;
+		if (consumer_message_parse(j->m->body, j->m->body_len, &j->pm, why, sizeof(why)) < 0 ||
+		    j->pm.has_window || strcmp(j->pm.destination, b->w->dest->name) != 0)
+			continue;
+		j->candidate = true;
+		for (size_t k = 0; k < i; k++) {
+			if (b->j[k].candidate && strcmp(b->j[k].pm.job_id, j->pm.job_id) == 0)
+				j->candidate = false;
+		}
+		j->rest = !j->candidate;
+		n += j->candidate ? 1 : 0;
+	}
+	return n;
+}
+
+/* The won claims get a heartbeat slot each, from now to their completion. */
+static void won(struct batch *b, struct bjob *j)
+{
+	struct consumer_worker *w = b->w;
+
+	w->counters.deliveries++;
+	w->counters.claims++;
+	j->won = true;
+	j->rest = false;
+	j->claimed_ms = now_ms();
+	if (w->c->hb != NULL)
+		heartbeat_begin(w->c->hb, slot_of(b, j), &j->claim, w->dest->queue_url,
+		                j->m->receipt_handle);
+}
+
+/* The claim statement; messages not won are left to the per-message rules. */
+static int claim(struct batch *b)
+{
+	struct consumer_worker *w = b->w;
+	struct ledger_batch_req reqs[SQS_MAX_BATCH_ENTRIES];
+	struct ledger_claim claims[SQS_MAX_BATCH_ENTRIES];
+	char *payloads[SQS_MAX_BATCH_ENTRIES];
+	bool got[SQS_MAX_BATCH_ENTRIES];
+	size_t idx[SQS_MAX_BATCH_ENTRIES], n = 0;
+	char err[512];
+	int rc;
+
+	for (size_t i = 0; i < b->n; i++) {
+		if (!b->j[i].candidate)
+			continue;
+		reqs[n] = (struct ledger_batch_req){b->j[i].pm.job_id, b->j[i].pm.job_type,
+		                                    b->j[i].pm.redrive_generation};
+		idx[n++] = i;
+	}
+	rc = ledger_claim_batch(w->conn, reqs, n, w->dest->name, w->claimed_by,
+	                        w->c->cfg->consumer.lease_seconds, claims, payloads, got,
+	                        err, sizeof(err));
+	for (size_t k = 0; k < n; k++) {
+		struct bjob *j = &b->j[idx[k]];
+
+		if (rc >= 0 && got[k]) {
+			j->claim = claims[k];
+			j->payload = payloads[k];
+			won(b, j);
+		} else if (rc >= 0) {
+			j->rest = true; /* not won: the per-message rules decide */
+		} else {
+			free(payloads[k]);
+			j->rest = false; /* the database failed: leave the message */
+			w->counters.deliveries++;
+			w->counters.db_errors++;
+		}
+	}
+	if (rc < 0) {
+		log_warning("could not claim a batch of %zu message(s): %s dest=%s", n, err,
+		            w->dest->name);
+		consumer_worker_db_failed(w);
+	}
+	return rc;
+}
+
+/* Gives a waiting claim back (shutdown): PENDING again, message visible. */
+static void give_back_claim(struct batch *b, struct bjob *j)
+{
+	struct consumer_worker *w = b->w;
+	enum heartbeat_outcome hb =
+		w->c->hb != NULL ? heartbeat_end(w->c->hb, slot_of(b, j)) : HEARTBEAT_KEPT;
+	char err[512];
+
+	j->won = false;
+	if (hb != HEARTBEAT_KEPT)
+		return; /* released by the heartbeat already, or lost */
+	if (ledger_release(w->conn, &j->claim, err, sizeof(err)) < 0) {
+		log_warning("could not release the claim; it is retried when its lease expires:"
+		            " %s job_id=%s", err, j->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	log_info("stopping: claim released before its handler ran job_id=%s", j->claim.job_id);
+	consumer_worker_give_back(w, j->m);
+}
+
+/*
+ * May the waiting claim j run now?  Not when the heartbeat lost or
+ * released it; when it is older than a third of the lease, its lease is
+ * extended here first (a CAS binding the claim), so a claim that lapsed
+ * and was taken by another delivery never runs.
+ */
+static bool still_ours(struct batch *b, struct bjob *j)
+{
+	struct consumer_worker *w = b->w;
+	int lease = w->c->cfg->consumer.lease_seconds;
+	char err[512];
+	int rc = 1;
+
+	if (w->c->hb != NULL && heartbeat_outcome(w->c->hb, slot_of(b, j)) != HEARTBEAT_KEPT)
+		rc = 0;
+	else if (now_ms() - j->claimed_ms > (int64_t)lease * 1000 / 3)
+		rc = ledger_extend_lease(w->conn, &j->claim, lease, err, sizeof(err));
+	if (rc == 1)
+		return true;
+	if (rc < 0) {
+		log_warning("could not extend the lease of a waiting job; not run: %s job_id=%s", err,
+		            j->claim.job_id);
+		consumer_worker_db_failed(w);
+	} else {
+		w->counters.lost_claims++;
+		log_warning("lost the claim of a waiting job; not run job_id=%s", j->claim.job_id);
+	}
+	if (w->c->hb != NULL)
+		(void)heartbeat_end(w->c->hb, slot_of(b, j));
+	j->won = false;
+	return false;
+}
+
+/* execute() of one won job; its heartbeat slot keeps beating. */
+static void execute(struct batch *b, struct bjob *j)
+{
+	struct consumer_worker *w = b->w;
+	struct outbox_result result = {j->msg, sizeof(j->msg), NULL};
+
+	j->payload_json = json_loads(j->payload, JSON_DECODE_ANY, NULL);
+	j->job = (struct outbox_job){j->claim.job_id, j->pm.job_type, w->dest->name,
+	                             j->payload_json, j->claim.attempt_count,
+	                             j->claim.redrive_generation};
+	FAULT_POINT("consumer.in_execute");
+	w->counters.handler_runs++;
+	j->v = plugin_instance_execute(w->inst, &j->job, &result);
+	j->output = result.output;
+	j->executed = true;
+}
+
+static void run_all(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct bjob *j = &b->j[i];
+
+		if (!j->won)
+			continue;
+		if (consumer_stopping(b->w->c))
+			give_back_claim(b, j);
+		else if (still_ours(b, j))
+			execute(b, j);
+	}
+}
+
+/* The job's commit() behind its savepoint.  Returns its verdict (the
+ * savepoint rolled back unless OK), or -1 when the transaction broke. */
+static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
+{
+	struct consumer_worker *w = b->w;
+	struct outbox_tx tx = {w->conn, true, false};
+	enum outbox_verdict v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err,
+	                                               errlen);
+
+	if (v == OUTBOX_OK || !tx.savepoint_taken)
+		return (int)v;
+	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
+	                errlen - strlen(err)) < 0)
+		return -1;
+	return (int)v;
+}
+
+/* After a committed completion: count, log and delete each success. */
+static void succeeded(struct batch *b, struct bjob *const *ok, size_t n)
+{
+	struct consumer_worker *w = b->w;
+
+	for (size_t k = 0; k < n; k++) {
+		w->counters.succeeded++;
+		log_info("job succeeded dest=%s job_id=%s attempt=%d", w->dest->name,
+		         ok[k]->claim.job_id, ok[k]->claim.attempt_count);
+		consumer_worker_delete(w, ok[k]->m);
+	}
+}
+
+/* Jobs whose commit() refused: RETRY or FAIL, after the transaction. */
+static void refused(struct batch *b, struct bjob *const *no, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct bjob *j = no[k];
+
+		if (j->v == OUTBOX_FAIL)
+			consumer_worker_fail(b->w, j->m, &j->claim, j->msg);
+		else
+			consumer_worker_retry(b->w, j->m, &j->claim,
+			                      j->msg[0] ? j->msg : "commit() asked for a retry");
+	}
+}
+
+/* Inside BEGIN: lock the claims that still hold, each held job's commit()
+ * behind its savepoint, then the success CAS of the OK ones.  Fills ok[]
+ * and no[] (commit() refused).  Returns 0, or -1: roll back. */
+static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, struct bjob **ok,
+                       size_t *n_ok, struct bjob **no, size_t *n_no, char *err, size_t errlen)
+{
+	struct consumer_worker *w = b->w;
+	const struct ledger_claim *claims[SQS_MAX_BATCH_ENTRIES];
+	bool held[SQS_MAX_BATCH_ENTRIES];
+	char cerr[MSG_LEN];
+	int rc;
+
+	for (size_t k = 0; k < n; k++)
+		claims[k] = &todo[k]->claim;
+	if (ledger_lock_claims(w->conn, claims, n, held, err, errlen) < 0)
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		if (!held[k]) {
+			w->counters.lost_claims++;
+			log_warning("lost the claim; the handler's result is discarded job_id=%s",
+			            todo[k]->claim.job_id);
+			continue;
+		}
+		rc = commit_one(b, todo[k], cerr, sizeof(cerr));
+		if (rc < 0) {
+			snprintf(err, errlen, "%s", cerr);
+			return -1;
+		}
+		if (rc == OUTBOX_OK) {
+			claims[(*n_ok)] = &todo[k]->claim;
+			ok[(*n_ok)++] = todo[k];
+			continue;
+		}
+		todo[k]->v = (enum outbox_verdict)rc;
+		snprintf(todo[k]->msg, sizeof(todo[k]->msg), "%s", cerr);
+		no[(*n_no)++] = todo[k];
+	}
+	if (*n_ok == 0)
+		return 0;
+	rc = ledger_succeed_batch(w->conn, claims, *n_ok, err, errlen);
+	if (rc >= 0 && rc != (int)*n_ok)
+		snprintf(err, errlen, "the success CAS changed %d of %zu locked rows", rc, *n_ok);
+	return rc == (int)*n_ok ? 0 : -1;
+}
+
+/* One transaction for every OK verdict of the batch. */
+static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
+{
+	struct consumer_worker *w = b->w;
+	struct bjob *ok[SQS_MAX_BATCH_ENTRIES], *no[SQS_MAX_BATCH_ENTRIES];
+	size_t n_ok = 0, n_no = 0;
+	char err[MSG_LEN], rerr[256];
+
+	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
+		log_warning("could not begin the completion of %zu job(s); they are retried when"
+		            " their leases expire: %s dest=%s", n, err, w->dest->name);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	if (complete_tx(b, todo, n, ok, &n_ok, no, &n_no, err, sizeof(err)) < 0) {
+		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0)
+			consumer_worker_db_failed(w);
+		log_warning("could not record the completion of %zu job(s); they are retried when"
+		            " their leases expire: %s dest=%s", n, err, w->dest->name);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	FAULT_POINT("consumer.in_commit");
+	if (consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
+		log_error("could not commit the completion of %zu job(s); they are retried when"
+		          " their leases expire: %s dest=%s", n, err, w->dest->name);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	succeeded(b, ok, n_ok);
+	refused(b, no, n_no);
+}
+
+/* Stops each executed job's heartbeat and records its verdict. */
+static void complete_all(struct batch *b)
+{
+	struct consumer_worker *w = b->w;
+	struct bjob *ok[SQS_MAX_BATCH_ENTRIES];
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct bjob *j = &b->j[i];
+
+		if (!j->won || !j->executed)
+			continue;
+		j->won = false;
+		if (w->c->hb != NULL && heartbeat_end(w->c->hb, slot_of(b, j)) == HEARTBEAT_RELEASED)
+			log_warning("handler finished after its claim was released; result discarded"
+			            " job_id=%s", j->claim.job_id);
+		else if (j->v == OUTBOX_OK)
+			ok[n++] = j;
+		else if (j->v == OUTBOX_RETRY)
+			consumer_worker_retry(w, j->m, &j->claim,
+			                      j->msg[0] ? j->msg : "handler asked for a retry");
+		else
+			consumer_worker_fail(w, j->m, &j->claim,
+			                     j->msg[0] ? j->msg : "handler failed permanently");
+	}
+	if (n > 0)
+		complete_ok(b, ok, n);
+}
+
+/* The per-message rules for every message the batch did not take. */
+static void process_rest(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		if (!b->j[i].rest)
+			continue;
+		if (consumer_stopping(b->w->c))
+			consumer_worker_give_back(b->w, b->j[i].m);
+		else
+			consumer_worker_process(b->w, b->j[i].m);
+	}
+}
+
+static void free_batch(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		json_decref(b->j[i].output);
+		json_decref(b->j[i].payload_json);
+		free(b->j[i].payload);
+	}
+}
+
+/* Claim, run and complete the candidates; false when they must go to the
+ * per-message path instead (no database, or stopping). */
+static bool run_batch(struct batch *b)
+{
+	struct consumer_worker *w = b->w;
+	int rc;
+
+	if (consumer_worker_ensure(w) < 0)
+		return false;
+	consumer_busy(w->c, 1);
+	if (consumer_stopping(w->c)) {
+		consumer_busy(w->c, -1);
+		return false;
+	}
+	rc = claim(b);
+	for (size_t i = 0; rc > 0 && i < b->n; i++) {
+		if (b->j[i].won)
+			FAULT_POINT("consumer.after_claim");
+	}
+	if (rc > 0) {
+		run_all(b);
+		complete_all(b);
+	}
+	consumer_busy(w->c, -1);
+	return true;
+}
+
+void consumer_batch_process(struct consumer_worker *w, const struct sqs_messages *msgs)
+{
+	struct batch b = {.w = w};
+
+	if (choose(&b, msgs) > 0 && !run_batch(&b)) {
+		for (size_t i = 0; i < b.n; i++)
+			b.j[i].rest = true;
+	}
+	free_batch(&b);
+	process_rest(&b);
+	for (size_t i = b.n; i < msgs->n; i++)
+		consumer_worker_process(w, &msgs->items[i]);
+}
