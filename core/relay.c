@@ -2,8 +2,11 @@
  * relay.c: the relay's threads: one per destination lane, plus the
  * listener (relay_listener.c).  The pass itself is in relay_lane.c.
  *
- * A lane loops: pass; if the claim was full, pass again at once; else
- * sleep until woken by a notification or poll_interval_ms.  A database
+ * A lane loops: pass; if the claim was full, pass again at once; if it
+ * claimed more than one event but not a full batch (events are arriving
+ * faster than one at a time), linger RELAY_LINGER_MS and pass again, so
+ * the next SendMessageBatch is fuller; else sleep until woken by a
+ * notification or poll_interval_ms.  A database
  * failure sleeps relay_reconnect_delay_ms(); a request that failed as a
  * whole sleeps the lane's own backoff (relay_backoff_ms()), which ignores
  * notifications: a failing queue must not be hammered, and the lane's
@@ -22,6 +25,12 @@
 #include "publisher.h"
 #include "relay_backoff.h"
 #include "relay_listener.h"
+
+/* The linger after a partial multi-event pass: a few milliseconds of
+ * latency under load for fuller batches (fewer SQS requests and relay
+ * statements per event; docs/performance.md).  A single-event pass (light
+ * load) never lingers, so latency at low rates is unchanged. */
+#define RELAY_LINGER_MS 5
 
 struct relay_thread {
 	struct relay *r;                     /* back pointer */
@@ -139,6 +148,10 @@ static void *lane_main(void *arg)
 		}
 		if (st.full)
 			continue;
+		if (st.claimed > 1) {
+			lane_sleep(t, RELAY_LINGER_MS, false);
+			continue;
+		}
 		lane_sleep(t, t->r->cfg->relay.poll_interval_ms, true);
 	}
 	return NULL;
