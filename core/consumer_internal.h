@@ -45,6 +45,11 @@ struct consumer_worker {
 	bool uses_sqs;                     /* false: no SQS client is made */
 	struct consumer_counters counters; /* this worker's, written by its thread */
 	int64_t batch_received_ms;         /* CLOCK_MONOTONIC of the current receive */
+	/* The receive batch being processed (borrowed; NULL outside one, and
+	 * in consumer_runner) and the index of the message being processed:
+	 * the heartbeat keeps the later ones visible-timeout-fresh too. */
+	const struct sqs_messages *batch;
+	size_t batch_pos;
 };
 
 struct consumer {

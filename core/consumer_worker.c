@@ -118,15 +118,63 @@ void consumer_worker_delete(struct consumer_worker *w, const struct sqs_message 
 	w->port.ops->delete_message(w->port.ctx, m);
 }
 
-static void set_visibility(struct consumer_worker *w, const struct sqs_message *m, int seconds,
-                           const char *job_id)
+/* Returns 0, or -1 (logged) when the visibility could not be changed. */
+static int set_visibility(struct consumer_worker *w, const struct sqs_message *m, int seconds,
+                          const char *job_id)
 {
 	struct aws_result res;
 
 	if (w->port.ops->change_visibility(w->port.ctx, m, consumer_visibility_cap(seconds),
-	                                   &res) < 0)
-		log_warning("could not change the message visibility: %s %s dest=%s job_id=%s",
-		            res.code, res.message, w->dest->name, job_id);
+	                                   &res) == 0)
+		return 0;
+	log_warning("could not change the message visibility: %s %s dest=%s job_id=%s",
+	            res.code, res.message, w->dest->name, job_id);
+	return -1;
+}
+
+/*
+ * The job was given back (RETRY or release) but its message could not be
+ * moved: it may be gone (moved to the DLQ, stale receipt handle), so the
+ * job's outbox event goes back to NEW, due when the job is, and the relay
+ * publishes it again.  A duplicate message, if the old one survives, only
+ * meets the rules again.
+ */
+static void rearm(struct consumer_worker *w, const struct ledger_claim *claim)
+{
+	char err[512];
+	int rc = ledger_rearm_event(w->conn, claim->job_id, claim->redrive_generation,
+	                            "republished: the consumer could not move the message"
+	                            " visibility after giving the job back", err, sizeof(err));
+
+	if (rc < 0) {
+		log_error("could not re-arm the outbox event; the job waits for a redrive: %s"
+		          " job_id=%s", err, claim->job_id);
+		consumer_worker_db_failed(w);
+	} else if (rc == 1) {
+		w->counters.rearmed++;
+		log_warning("outbox event re-armed: the relay publishes the job again dest=%s"
+		            " job_id=%s", w->dest->name, claim->job_id);
+	}
+}
+
+/* Shutdown began between the claim and the handler: give the claim back. */
+static void release_claim(struct run *r)
+{
+	char err[512];
+	int rc = ledger_release(r->w->conn, &r->claim, err, sizeof(err));
+
+	if (rc < 0) {
+		log_warning("could not release the claim; it is retried when its lease expires:"
+		            " %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(r->w);
+		return;
+	}
+	if (rc == 0)
+		return;
+	log_info("shutting down: claim released before the handler started job_id=%s",
+	         r->claim.job_id);
+	if (set_visibility(r->w, r->m, 0, r->claim.job_id) < 0)
+		rearm(r->w, &r->claim);
 }
 
 /* RETRY: back to PENDING with backoff; the message reappears when due. */
@@ -152,7 +200,8 @@ static void complete_retry(struct run *r, const char *why)
 	r->w->counters.retried++;
 	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
 	         r->w->dest->name, r->claim.job_id, r->claim.attempt_count);
-	set_visibility(r->w, r->m, delay, r->claim.job_id);
+	if (set_visibility(r->w, r->m, delay, r->claim.job_id) < 0)
+		rearm(r->w, &r->claim);
 }
 
 /* FAIL: DEAD (PERMANENT), message deleted. */
@@ -225,16 +274,55 @@ static void complete_ok(struct run *r, const json_t *output)
 	consumer_worker_delete(w, r->m);
 }
 
-/* The winner of the claim runs the handler. */
+/* The heartbeat of r's handler: its message, then the batch's waiting ones. */
+static void begin_heartbeat(struct run *r, const char **handles)
+{
+	struct consumer_worker *w = r->w;
+	struct heartbeat_job hj = {&r->claim, w->dest->queue_url, handles, 1, w->batch_received_ms};
+
+	handles[0] = r->m->receipt_handle;
+	for (size_t i = w->batch_pos + 1; w->batch != NULL && i < w->batch->n &&
+	                                  hj.n_handles < SQS_MAX_BATCH_ENTRIES; i++)
+		handles[hj.n_handles++] = w->batch->items[i].receipt_handle;
+	heartbeat_begin(w->c->hb, w->slot, &hj);
+}
+
+/* The verdict of execute(), recorded unless the claim was released. */
+static void complete(struct run *r, enum outbox_verdict v, const char *msg,
+                     const json_t *output)
+{
+	enum heartbeat_outcome hb =
+		r->w->c->hb != NULL ? heartbeat_end(r->w->c->hb, r->w->slot) : HEARTBEAT_KEPT;
+
+	if (hb == HEARTBEAT_RELEASED)
+		log_warning("handler finished after its claim was released; result discarded"
+		            " job_id=%s", r->claim.job_id);
+	else if (v == OUTBOX_OK)
+		complete_ok(r, output);
+	else if (v == OUTBOX_RETRY)
+		complete_retry(r, msg[0] ? msg : "handler asked for a retry");
+	else
+		complete_fail(r, msg[0] ? msg : "handler failed permanently");
+}
+
+/* The winner of the claim runs the handler (counted busy by the caller). */
 static void run_claimed(struct run *r, const char *payload)
 {
 	struct consumer_worker *w = r->w;
 	char msg[MSG_LEN] = "";
 	struct outbox_result result = {msg, sizeof(msg), NULL};
-	json_t *payload_json = json_loads(payload, JSON_DECODE_ANY, NULL);
+	const char *handles[SQS_MAX_BATCH_ENTRIES];
+	json_t *payload_json;
 	enum outbox_verdict v;
 
 	FAULT_POINT("consumer.after_claim");
+	/* consumer_stop() may have found no handler busy just before this
+	 * claim: a handler must not start outside the grace period. */
+	if (consumer_stopping(w->c)) {
+		release_claim(r);
+		return;
+	}
+	payload_json = json_loads(payload, JSON_DECODE_ANY, NULL);
 	r->job = (struct outbox_job){r->claim.job_id, r->pm->job_type, w->dest->name,
 	                             payload_json, r->claim.attempt_count,
 	                             r->claim.redrive_generation};
@@ -245,26 +333,12 @@ static void run_claimed(struct run *r, const char *payload)
 	if (now_ms() - w->batch_received_ms >
 	    (int64_t)w->c->cfg->consumer.visibility_timeout_seconds * 1000 / 3)
 		consumer_worker_flush_deletes(w);
-	consumer_busy(w->c, 1);
 	if (w->c->hb != NULL)
-		heartbeat_begin(w->c->hb, w->slot, &r->claim, w->dest->queue_url,
-		                r->m->receipt_handle);
+		begin_heartbeat(r, handles);
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
 	v = plugin_instance_execute(w->inst, &r->job, &result);
-	enum heartbeat_outcome hb =
-		w->c->hb != NULL ? heartbeat_end(w->c->hb, w->slot) : HEARTBEAT_KEPT;
-	if (hb == HEARTBEAT_RELEASED) {
-		log_warning("handler finished after its claim was released; result discarded"
-		            " job_id=%s", r->claim.job_id);
-	} else if (v == OUTBOX_OK) {
-		complete_ok(r, result.output);
-	} else if (v == OUTBOX_RETRY) {
-		complete_retry(r, msg[0] ? msg : "handler asked for a retry");
-	} else {
-		complete_fail(r, msg[0] ? msg : "handler failed permanently");
-	}
-	consumer_busy(w->c, -1);
+	complete(r, v, msg, result.output);
 	json_decref(result.output);
 	json_decref(payload_json);
 }
@@ -324,9 +398,12 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 	} else if (rc == 0) {
 		/* Someone else holds it, unless it finished meanwhile. */
 		w->counters.left++;
-		if (ledger_job_lookup(w->conn, job->job_id, &now, err, sizeof(err)) == 1 &&
-		    (now.status == LEDGER_SUCCEEDED || now.status == LEDGER_DEAD))
+		rc = ledger_job_lookup(w->conn, job->job_id, &now, err, sizeof(err));
+		if (rc == 1 && (now.status == LEDGER_SUCCEEDED || now.status == LEDGER_DEAD))
 			consumer_worker_delete(w, r->m);
+		else if (rc == 1 && now.lease_live)
+			(void)set_visibility(w, r->m, consumer_visibility_cap(now.lease_remaining_seconds),
+			                     job->job_id);
 		log_info("claim lost to another delivery dest=%s job_id=%s", w->dest->name,
 		         job->job_id);
 	} else {
@@ -394,7 +471,7 @@ static void count_action(struct consumer_worker *w, enum consumer_action a)
 	}
 }
 
-void consumer_worker_process(struct consumer_worker *w, const struct sqs_message *m)
+static void process(struct consumer_worker *w, const struct sqs_message *m)
 {
 	struct consumer_msg pm;
 	struct ledger_job job;
@@ -444,10 +521,11 @@ void consumer_worker_process(struct consumer_worker *w, const struct sqs_message
 		break;
 	case CONSUMER_DEFER:
 		log_debug("job not due; message deferred by %d s job_id=%s", defer, pm.job_id);
-		set_visibility(w, m, defer, pm.job_id);
+		(void)set_visibility(w, m, defer, pm.job_id);
 		break;
 	case CONSUMER_LEAVE:
-		log_debug("%s; message left alone job_id=%s", reason, pm.job_id);
+		log_debug("%s; message hidden for %d s job_id=%s", reason, defer, pm.job_id);
+		(void)set_visibility(w, m, defer, pm.job_id);
 		break;
 	case CONSUMER_CLAIM:
 		claim_and_run(&r, &job);
@@ -455,11 +533,22 @@ void consumer_worker_process(struct consumer_worker *w, const struct sqs_message
 	}
 }
 
+/*
+ * Counted busy before any claim can be taken, so that consumer_stop()
+ * either waits for this message or the claim sees the stop (run_claimed).
+ */
+void consumer_worker_process(struct consumer_worker *w, const struct sqs_message *m)
+{
+	consumer_busy(w->c, 1);
+	process(w, m);
+	consumer_busy(w->c, -1);
+}
+
 /* Messages received after stop was requested go back at once. */
 static void give_back(struct consumer_worker *w, const struct sqs_messages *msgs, size_t from)
 {
 	for (size_t i = from; i < msgs->n; i++)
-		set_visibility(w, &msgs->items[i], 0, "-");
+		(void)set_visibility(w, &msgs->items[i], 0, "-");
 }
 
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
@@ -497,8 +586,12 @@ void *consumer_worker_main(void *arg)
 		if (consumer_worker_receive(w, w->dest->queue_url, &msgs) < 0)
 			continue;
 		w->batch_received_ms = now_ms();
-		for (i = 0; i < msgs.n && !consumer_stopping(w->c); i++)
+		w->batch = &msgs;
+		for (i = 0; i < msgs.n && !consumer_stopping(w->c); i++) {
+			w->batch_pos = i;
 			consumer_worker_process(w, &msgs.items[i]);
+		}
+		w->batch = NULL;
 		consumer_worker_flush_deletes(w);
 		give_back(w, &msgs, i);
 		sqs_messages_free(&msgs);

@@ -39,6 +39,7 @@ enum stmt {
 	ST_REDRIVE_LOCK,
 	ST_REDRIVE_RESET,
 	ST_REDRIVE_EVENT,
+	ST_REARM_EVENT,
 	ST_COUNT
 };
 
@@ -53,7 +54,10 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"SELECT job_id, job_type, destination, status, redrive_generation, attempt_count,"
 		"       window_symbol, window_start::text, coalesce(window_generation, 0),"
 		"       extract(epoch FROM next_attempt_at - now())::float8,"
-		"       (status = 'CLAIMED' AND lease_until > now())"
+		"       (status = 'CLAIMED' AND lease_until > now()),"
+		"       CASE WHEN status = 'CLAIMED'"
+		"            THEN greatest(extract(epoch FROM lease_until - now()), 0) ELSE 0"
+		"       END::float8"
 		"  FROM outbox.jobs WHERE job_id = $1"},
 	[ST_WINDOW_LOCK] = {"ledger_window_lock", 2,
 		"SELECT generation FROM outbox.price_windows"
@@ -122,6 +126,17 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"INSERT INTO outbox.outbox_events (event_id, event_type, job_id, destination,"
 		"                                  redrive_generation, body)"
 		" VALUES ($1, $2, $3, $4, $5::integer, $6)"},
+	/* Only a PUBLISHED event of a job still PENDING in that generation: a
+	 * NEW event is sent anyway, a DEAD one made the job UNROUTABLE, and a
+	 * job claimed again meanwhile has a message. */
+	[ST_REARM_EVENT] = {"ledger_rearm_event", 3,
+		"UPDATE outbox.outbox_events e SET status = 'NEW', published_at = NULL,"
+		"       next_attempt_at = j.next_attempt_at, claimed_by = NULL,"
+		"       claim_until = NULL, last_error = $3"
+		"  FROM outbox.jobs j"
+		" WHERE e.job_id = $1 AND e.redrive_generation = $2::integer"
+		"   AND e.status = 'PUBLISHED' AND j.job_id = e.job_id"
+		"   AND j.redrive_generation = e.redrive_generation AND j.status = 'PENDING'"},
 };
 
 int ledger_prepare(PGconn *conn, char *err, size_t errlen)
@@ -220,6 +235,7 @@ int ledger_job_lookup(PGconn *conn, const char *job_id, struct ledger_job *out,
 	out->window_generation = to_int(PQgetvalue(res, 0, 8));
 	out->due_in_seconds = strtod(PQgetvalue(res, 0, 9), NULL);
 	out->lease_live = strcmp(PQgetvalue(res, 0, 10), "t") == 0;
+	out->lease_remaining_seconds = strtod(PQgetvalue(res, 0, 11), NULL);
 	rc = 1;
 out:
 	PQclear(res);
@@ -383,6 +399,16 @@ int ledger_release(PGconn *conn, const struct ledger_claim *claim, char *err, si
 
 	claim_params(claim, &t, params);
 	return run_cas(conn, ST_RELEASE, params, err, errlen);
+}
+
+int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
+                       const char *why, char *err, size_t errlen)
+{
+	char gen[16];
+	const char *params[3] = {job_id, gen, why};
+
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	return run_cas(conn, ST_REARM_EVENT, params, err, errlen);
 }
 
 int ledger_mark_dlq(PGconn *conn, const char *job_id, int redrive_generation,
