@@ -17,10 +17,27 @@
 
 #include "consumer.h"
 
-/* The transaction commit() runs in: the worker's connection with BEGIN
- * issued.  conn is borrowed from the worker. */
+#include <stdbool.h>
+
+/*
+ * The transaction commit() runs in: the worker's connection with BEGIN
+ * issued.  conn is borrowed from the worker.  tx_exec refuses transaction
+ * control (BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE,
+ * PREPARE TRANSACTION) and checks after every statement that the
+ * transaction is still open; a violation sets ended and why, refuses
+ * every later statement, and the worker then fails the job permanently.
+ */
 struct outbox_tx {
 	PGconn *conn;
+	bool ended;     /* the plugin tried to end or split the transaction */
+	char why[256];  /* what it did, when ended */
 };
+
+/*
+ * True when the transaction commit() ran in is no longer the host's: tx
+ * ended, or conn is neither in the transaction nor in a failed one
+ * (PQTRANS_INTRANS / PQTRANS_INERROR).  Sets tx->why when it was not set.
+ */
+bool consumer_tx_violated(struct outbox_tx *tx);
 
 #endif

@@ -226,13 +226,72 @@ static void complete_fail(struct run *r, const char *why)
 	consumer_worker_delete(r->w, r->m);
 }
 
+/*
+ * The success CAS of a price job matched nothing: if the claim is still
+ * ours and the window was corrected meanwhile, the job is stale (DEAD
+ * 'STALE', decided under the window row lock) and its message goes.
+ * Called after the completion transaction was rolled back.
+ */
+static void stale_or_lost(struct run *r)
+{
+	struct consumer_worker *w = r->w;
+	char err[512];
+	int rc = r->claim.has_window ? ledger_mark_stale_claimed(w->conn, &r->claim, err,
+	                                                         sizeof(err))
+	                             : 0;
+
+	if (rc == 1) {
+		w->counters.stale++;
+		log_warning("price window corrected while the job ran; marked DEAD STALE, the"
+		            " handler's writes are discarded dest=%s job_id=%s", w->dest->name,
+		            r->claim.job_id);
+		consumer_worker_delete(w, r->m);
+		return;
+	}
+	if (rc < 0) {
+		log_warning("could not mark the job stale; it is decided when its lease expires:"
+		            " %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	w->counters.lost_claims++;
+	log_warning("lost the claim; the handler's writes are discarded job_id=%s",
+	            r->claim.job_id);
+}
+
+/* commit() with the completion transaction open; OUTBOX_OK when the
+ * success CAS may follow, else the transaction is rolled back and the
+ * verdict recorded. */
+static enum outbox_verdict plugin_commit(struct run *r, const json_t *output)
+{
+	struct consumer_worker *w = r->w;
+	struct outbox_tx tx = {.conn = w->conn};
+	char err[MSG_LEN] = "";
+	enum outbox_verdict v = plugin_instance_commit(w->inst, &r->job, output, &tx, err,
+	                                               sizeof(err));
+
+	if (consumer_tx_violated(&tx)) {
+		rollback(w);
+		log_warning("%s; the job fails dest=%s job_id=%s", tx.why, w->dest->name,
+		            r->claim.job_id);
+		complete_fail(r, tx.why);
+		return OUTBOX_FAIL;
+	}
+	if (v == OUTBOX_OK)
+		return v;
+	rollback(w);
+	if (v == OUTBOX_FAIL)
+		complete_fail(r, err);
+	else
+		complete_retry(r, err[0] ? err : "commit() asked for a retry");
+	return v;
+}
+
 /* OK: the plugin's commit() and the CAS to SUCCEEDED in one transaction. */
 static void complete_ok(struct run *r, const json_t *output)
 {
 	struct consumer_worker *w = r->w;
-	struct outbox_tx tx = {w->conn};
 	char err[MSG_LEN];
-	enum outbox_verdict v;
 	int rc;
 
 	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
@@ -240,25 +299,15 @@ static void complete_ok(struct run *r, const json_t *output)
 		consumer_worker_db_failed(w);
 		return;
 	}
-	v = plugin_instance_commit(w->inst, &r->job, output, &tx, err, sizeof(err));
-	if (v != OUTBOX_OK) {
-		rollback(w);
-		if (v == OUTBOX_FAIL)
-			complete_fail(r, err);
-		else
-			complete_retry(r, err[0] ? err : "commit() asked for a retry");
+	if (plugin_commit(r, output) != OUTBOX_OK)
 		return;
-	}
 	rc = ledger_succeed(w->conn, &r->claim, err, sizeof(err));
 	if (rc <= 0) {
 		rollback(w);
-		if (rc == 0) {
-			w->counters.lost_claims++;
-			log_warning("lost the claim; the handler's writes are discarded job_id=%s",
-			            r->claim.job_id);
-		} else {
+		if (rc == 0)
+			stale_or_lost(r);
+		else
 			complete_retry(r, err);
-		}
 		return;
 	}
 	FAULT_POINT("consumer.in_commit");

@@ -23,12 +23,20 @@
 	" (status = 'PENDING' AND next_attempt_at <= now()"             \
 	"  OR status = 'CLAIMED' AND lease_until < now())"
 
+/* A price job's window has another generation than the job's; the window
+ * row is share-locked so that a correction waits for the decision. */
+#define WINDOW_MOVED                                                           \
+	" NOT EXISTS (SELECT 1 FROM outbox.price_windows w"                         \
+	"  WHERE w.symbol = jobs.window_symbol AND w.window_start = jobs.window_start" \
+	"    AND w.generation = jobs.window_generation FOR SHARE)"
+
 enum stmt {
 	ST_LOOKUP,
 	ST_WINDOW_LOCK,
 	ST_CLAIM,
 	ST_CLAIM_DIRECT,
 	ST_MARK_STALE,
+	ST_MARK_STALE_CLAIMED,
 	ST_EXTEND,
 	ST_SUCCEED,
 	ST_RETRY,
@@ -81,6 +89,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"       last_error = 'the price window was corrected: a newer generation exists',"
 		"       lease_until = NULL, finished_at = now(), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer AND" CLAIMABLE},
+	[ST_MARK_STALE_CLAIMED] = {"ledger_mark_stale_claimed", 5,
+		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
+		"       last_error = 'the price window was corrected while the job ran:"
+		" a newer generation exists',"
+		"       lease_until = NULL, finished_at = now(), updated_at = now()" CLAIM_BINDING
+		"   AND window_symbol IS NOT NULL AND " WINDOW_MOVED},
 	[ST_EXTEND] = {"ledger_extend_lease", 6,
 		"UPDATE outbox.jobs SET lease_until = now() + make_interval(secs => $6::float8),"
 		"       updated_at = now()" CLAIM_BINDING},
@@ -96,7 +110,9 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"       next_attempt_at = now() + make_interval(secs => $6::float8),"
 		"       last_error = $7, updated_at = now()" CLAIM_BINDING},
 	[ST_FAIL] = {"ledger_fail", 7,
-		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = $6, last_error = $7,"
+		"UPDATE outbox.jobs SET status = 'DEAD',"
+		"       dead_reason = CASE WHEN window_symbol IS NOT NULL AND " WINDOW_MOVED
+		"                          THEN 'STALE' ELSE $6 END, last_error = $7,"
 		"       lease_until = NULL, finished_at = now(), updated_at = now()" CLAIM_BINDING},
 	[ST_RELEASE] = {"ledger_release", 5,
 		"UPDATE outbox.jobs SET status = 'PENDING', claimed_by = NULL, lease_until = NULL,"
@@ -365,6 +381,16 @@ int ledger_succeed(PGconn *conn, const struct ledger_claim *claim, char *err, si
 
 	claim_params(claim, &t, params);
 	return run_cas(conn, ST_SUCCEED, params, err, errlen);
+}
+
+int ledger_mark_stale_claimed(PGconn *conn, const struct ledger_claim *claim,
+                              char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[5];
+
+	claim_params(claim, &t, params);
+	return run_cas(conn, ST_MARK_STALE_CLAIMED, params, err, errlen);
 }
 
 int ledger_retry(PGconn *conn, const struct ledger_claim *claim, int delay_seconds,

@@ -119,11 +119,21 @@ int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int leas
 int ledger_succeed(PGconn *conn, const struct ledger_claim *claim,
                    char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
+/*
+ * A price job whose window was corrected while it ran (ledger_succeed()
+ * matched nothing): CLAIMED -> DEAD 'STALE', binding the claim, only if
+ * the window (share-locked) has another generation than the job's.  0: the
+ * claim is gone or the window did not move.
+ */
+int ledger_mark_stale_claimed(PGconn *conn, const struct ledger_claim *claim,
+                              char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
 /* CLAIMED -> PENDING, next_attempt_at = now() + delay_seconds, last_error. */
 int ledger_retry(PGconn *conn, const struct ledger_claim *claim, int delay_seconds,
                  const char *last_error, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
-/* CLAIMED -> DEAD with dead_reason (e.g. "PERMANENT") and last_error. */
+/* CLAIMED -> DEAD with dead_reason (e.g. "PERMANENT") and last_error; a
+ * price job whose window has another generation gets 'STALE' instead. */
 int ledger_fail(PGconn *conn, const struct ledger_claim *claim, const char *dead_reason,
                 const char *last_error, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
