@@ -95,9 +95,33 @@ static void won(struct batch *b, struct bjob *j)
 	j->won = true;
 	j->rest = false;
 	j->claimed_ms = now_ms();
-	if (w->c->hb != NULL)
-		heartbeat_begin(w->c->hb, slot_of(b, j), &j->claim, w->dest->queue_url,
-		                j->m->receipt_handle);
+}
+
+/*
+ * A heartbeat slot per won claim, from now to its completion: its own
+ * message; the first one's also carries the messages left to the
+ * per-message rules, which wait behind the whole batch.
+ */
+static void begin_heartbeats(struct batch *b)
+{
+	struct consumer_worker *w = b->w;
+	const char *handles[SQS_MAX_BATCH_ENTRIES];
+	bool first = true;
+
+	for (size_t i = 0; w->c->hb != NULL && i < b->n; i++) {
+		struct heartbeat_job hj = {&b->j[i].claim, w->dest->queue_url, handles, 1,
+		                           w->batch_received_ms};
+
+		if (!b->j[i].won)
+			continue;
+		handles[0] = b->j[i].m->receipt_handle;
+		for (size_t k = 0; first && k < b->n; k++) {
+			if (b->j[k].rest)
+				handles[hj.n_handles++] = b->j[k].m->receipt_handle;
+		}
+		first = false;
+		heartbeat_begin(w->c->hb, slot_of(b, &b->j[i]), &hj);
+	}
 }
 
 /* The claim statement; messages not won are left to the per-message rules. */
@@ -143,6 +167,7 @@ static int claim(struct batch *b)
 		            w->dest->name);
 		consumer_worker_db_failed(w);
 	}
+	begin_heartbeats(b);
 	return rc;
 }
 
@@ -152,19 +177,11 @@ static void give_back_claim(struct batch *b, struct bjob *j)
 	struct consumer_worker *w = b->w;
 	enum heartbeat_outcome hb =
 		w->c->hb != NULL ? heartbeat_end(w->c->hb, slot_of(b, j)) : HEARTBEAT_KEPT;
-	char err[512];
 
 	j->won = false;
 	if (hb != HEARTBEAT_KEPT)
 		return; /* released by the heartbeat already, or lost */
-	if (ledger_release(w->conn, &j->claim, err, sizeof(err)) < 0) {
-		log_warning("could not release the claim; it is retried when its lease expires:"
-		            " %s job_id=%s", err, j->claim.job_id);
-		consumer_worker_db_failed(w);
-		return;
-	}
-	log_info("stopping: claim released before its handler ran job_id=%s", j->claim.job_id);
-	consumer_worker_give_back(w, j->m);
+	consumer_worker_release(w, j->m, &j->claim);
 }
 
 /*
@@ -236,10 +253,21 @@ static void run_all(struct batch *b)
 static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
 {
 	struct consumer_worker *w = b->w;
-	struct outbox_tx tx = {w->conn, true, false};
+	struct outbox_tx tx = {.conn = w->conn, .savepoint = true};
 	enum outbox_verdict v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err,
 	                                               errlen);
 
+	if (consumer_tx_violated(&tx)) {
+		/* tx_exec refused transaction control (the transaction is still
+		 * open, else the whole batch is lost): the job fails. */
+		log_warning("%s; the job fails dest=%s job_id=%s", tx.why, w->dest->name,
+		            j->claim.job_id);
+		snprintf(err, errlen, "%s", tx.why);
+		v = OUTBOX_FAIL;
+		if (PQtransactionStatus(w->conn) != PQTRANS_INTRANS &&
+		    PQtransactionStatus(w->conn) != PQTRANS_INERROR)
+			return -1;
+	}
 	if (v == OUTBOX_OK || !tx.savepoint_taken)
 		return (int)v;
 	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
@@ -388,6 +416,7 @@ static void process_rest(struct batch *b)
 	for (size_t i = 0; i < b->n; i++) {
 		if (!b->j[i].rest)
 			continue;
+		b->w->batch_pos = i; /* the heartbeat keeps the later messages fresh */
 		if (consumer_stopping(b->w->c))
 			consumer_worker_give_back(b->w, b->j[i].m);
 		else

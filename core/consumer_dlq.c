@@ -5,8 +5,14 @@
  * and generation that is non-terminal without a live lease, mark it DEAD
  * 'DLQ' in the same transaction; after COMMIT delete the DLQ copy.
  *
+ * A copy whose job is non-terminal under a live lease is neither recorded
+ * nor deleted: the handler may still give the job back (RETRY, release)
+ * and then this copy may be its only message.  Its visibility is set to
+ * the rest of the lease plus DLQ_LEASE_MARGIN_SECONDS, and it is decided
+ * again then (terminal: recorded and deleted; claimable: DEAD 'DLQ').
+ *
  * Outcomes recorded: marked_dead, unparseable, wrong_destination,
- * unknown_job, already_terminal, leased, obsolete_generation.
+ * unknown_job, already_terminal, obsolete_generation.
  */
 #include "consumer_internal.h"
 
@@ -18,9 +24,15 @@
 
 #include "consumer_message.h"
 
-/* Why the job was not marked (the CAS matched nothing). */
+#define DLQ_LEASE_MARGIN_SECONDS 2
+
+/* Not an outcome that is recorded: the copy is kept (see above). */
+static const char leased[] = "leased";
+
+/* Why the job was not marked (the CAS matched nothing); *lease_left is set
+ * for "leased". */
 static const char *not_marked_outcome(struct consumer_worker *w, const struct consumer_msg *pm,
-                                      char *err, size_t errlen)
+                                      double *lease_left, char *err, size_t errlen)
 {
 	struct ledger_job job;
 	int rc = ledger_job_lookup(w->conn, pm->job_id, &job, err, errlen);
@@ -33,12 +45,13 @@ static const char *not_marked_outcome(struct consumer_worker *w, const struct co
 		return "already_terminal";
 	if (job.redrive_generation != pm->redrive_generation)
 		return "obsolete_generation";
-	return "leased";
+	*lease_left = job.lease_remaining_seconds;
+	return leased;
 }
 
 /* The outcome for a parsed message, inside the open transaction. */
 static const char *decide(struct consumer_worker *w, const struct consumer_msg *pm,
-                          char *err, size_t errlen)
+                          double *lease_left, char *err, size_t errlen)
 {
 	int rc;
 
@@ -49,7 +62,7 @@ static const char *decide(struct consumer_worker *w, const struct consumer_msg *
 		return NULL;
 	if (rc == 1)
 		return "marked_dead";
-	return not_marked_outcome(w, pm, err, errlen);
+	return not_marked_outcome(w, pm, lease_left, err, errlen);
 }
 
 /* {system attributes..., "MessageAttributes": {...}} as text; NULL if none. */
@@ -70,30 +83,49 @@ out:
 	return text;
 }
 
-/* Returns 0 when recorded (the copy may be deleted), -1 otherwise. */
-static int record(struct consumer_worker *w, const struct sqs_message *m)
+static void rollback_dlq(struct consumer_worker *w)
+{
+	char ignored[64];
+
+	if (consumer_tx(w, "ROLLBACK", ignored, sizeof(ignored)) < 0)
+		consumer_worker_db_failed(w);
+}
+
+/*
+ * Returns 0 when recorded (the copy may be deleted), 1 when the job is
+ * under a live lease (nothing recorded; *keep_seconds: how long to hide
+ * the copy), -1 otherwise.
+ */
+static int record(struct consumer_worker *w, const struct sqs_message *m, int *keep_seconds)
 {
 	struct consumer_msg pm;
 	char why[256], err[512];
 	char *attrs = attributes_json(m);
 	bool parsed = consumer_message_parse(m->body, m->body_len, &pm, why, sizeof(why)) == 0;
 	const char *outcome = "unparseable";
+	double lease_left = 0;
 	int rc = -1;
 
 	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0)
 		goto out;
 	if (parsed)
-		outcome = decide(w, &pm, err, sizeof(err));
+		outcome = decide(w, &pm, &lease_left, err, sizeof(err));
+	if (outcome == leased) {
+		rollback_dlq(w);
+		*keep_seconds = consumer_visibility_cap(lease_left) + DLQ_LEASE_MARGIN_SECONDS;
+		log_warning("job is under a live lease; dead-letter message kept for %d s"
+		            " dest=%s message_id=%s job_id=%s", *keep_seconds, w->dest->name,
+		            m->message_id, pm.job_id);
+		rc = 1;
+		goto out;
+	}
 	const struct ledger_dlq_record rec = {
 		w->dest->name, m->message_id, parsed ? pm.job_id : NULL,
 		parsed ? pm.event_id : NULL, m->body, attrs, m->receive_count, outcome,
 	};
 	if (outcome == NULL || ledger_record_dlq(w->conn, &rec, err, sizeof(err)) < 0 ||
 	    consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
-		char ignored[64];
-
-		if (consumer_tx(w, "ROLLBACK", ignored, sizeof(ignored)) < 0)
-			consumer_worker_db_failed(w);
+		rollback_dlq(w);
 		goto out;
 	}
 	log_warning("dead-letter message recorded: %s dest=%s message_id=%s job_id=%s"
@@ -110,6 +142,25 @@ out:
 	return rc;
 }
 
+/* One DLQ copy: recorded and deleted, or kept hidden while leased. */
+static void handle(struct consumer_worker *w, const struct sqs_message *m)
+{
+	struct aws_result res;
+	int keep = 0;
+	int rc;
+
+	if (consumer_worker_ensure(w) < 0)
+		return;
+	rc = record(w, m, &keep);
+	if (rc == 0) {
+		consumer_worker_delete(w, m);
+	} else if (rc == 1 && w->port.ops->change_visibility(w->port.ctx, m, keep, &res) < 0) {
+		/* It reappears after the receive's visibility timeout instead. */
+		log_warning("could not hide a dead-letter message: %s %s dest=%s message_id=%s",
+		            res.code, res.message, w->dest->name, m->message_id);
+	}
+}
+
 void *consumer_dlq_main(void *arg)
 {
 	struct consumer_worker *w = arg;
@@ -119,10 +170,8 @@ void *consumer_dlq_main(void *arg)
 
 		if (consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
 			continue;
-		for (size_t i = 0; i < msgs.n; i++) {
-			if (consumer_worker_ensure(w) == 0 && record(w, &msgs.items[i]) == 0)
-				consumer_worker_delete(w, &msgs.items[i]);
-		}
+		for (size_t i = 0; i < msgs.n; i++)
+			handle(w, &msgs.items[i]);
 		consumer_worker_flush_deletes(w);
 		sqs_messages_free(&msgs);
 	}

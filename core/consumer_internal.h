@@ -50,6 +50,11 @@ struct consumer_worker {
 	 * gets every message waiting (up to 10) instead of all of them waking
 	 * for the same few (docs/consumer.md, "Threads"). */
 	pthread_mutex_t *receive_lock;
+	/* The receive batch being processed (borrowed; NULL outside one, and
+	 * in consumer_runner) and the index of the message being processed:
+	 * the heartbeat keeps the later ones visible-timeout-fresh too. */
+	const struct sqs_messages *batch;
+	size_t batch_pos;
 };
 
 struct consumer {
@@ -102,6 +107,10 @@ void consumer_worker_retry(struct consumer_worker *w, const struct sqs_message *
                            const struct ledger_claim *claim, const char *why);
 void consumer_worker_fail(struct consumer_worker *w, const struct sqs_message *m,
                           const struct ledger_claim *claim, const char *why);
+/* Shutdown before the handler ran: the claim back to PENDING (due now),
+ * the message visible at once, else the outbox event re-armed. */
+void consumer_worker_release(struct consumer_worker *w, const struct sqs_message *m,
+                             const struct ledger_claim *claim);
 /* Makes m visible again at once (a message not handled at shutdown). */
 void consumer_worker_give_back(struct consumer_worker *w, const struct sqs_message *m);
 /* BEGIN / COMMIT / ROLLBACK on w->conn; 0 or -1 with err. */

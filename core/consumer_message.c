@@ -156,6 +156,10 @@ enum consumer_action consumer_message_decide(const char *queue_destination,
 	}
 	if (job->status == LEDGER_CLAIMED && job->lease_live) {
 		*why = "job is claimed under a live lease";
+		/* Hidden for the rest of the lease: no receive is burnt meanwhile. */
+		*defer_seconds = consumer_visibility_cap(job->lease_remaining_seconds);
+		if (*defer_seconds < 1)
+			*defer_seconds = 1;
 		return CONSUMER_LEAVE;
 	}
 	return CONSUMER_CLAIM;

@@ -38,7 +38,7 @@ enum consumer_action {
 	CONSUMER_DELETE_TERMINAL, /* rule 2: terminal job: delete, run nothing */
 	CONSUMER_DELETE_OBSOLETE, /* rule 4: older redrive generation: delete, never claim */
 	CONSUMER_DEFER,           /* rule 3: not due: move the visibility to the due time */
-	CONSUMER_LEAVE,           /* held under a live lease by someone else: leave it */
+	CONSUMER_LEAVE,           /* live lease elsewhere: hide it for the rest of the lease */
 	CONSUMER_CLAIM,           /* rules 4 (price window) and 5: try the claim */
 };
 
@@ -48,7 +48,8 @@ const char *consumer_action_name(enum consumer_action a);
 /*
  * The rule for a parsed message m received on queue_destination's queue,
  * given the job as it is now (job NULL: no such job).  *defer_seconds is
- * set for CONSUMER_DEFER (1..43200); *why (static text) explains IGNORE
+ * set for CONSUMER_DEFER (the due time) and CONSUMER_LEAVE (the rest of
+ * the lease), 1..43200, else 0; *why (static text) explains IGNORE
  * and LEAVE.  All pointers borrowed.
  */
 enum consumer_action consumer_message_decide(const char *queue_destination,

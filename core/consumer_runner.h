@@ -46,6 +46,7 @@ struct consumer_counters {
 	unsigned long stale;            /* price job DEAD STALE */
 	unsigned long lost_claims;      /* a completion CAS matched nothing */
 	unsigned long db_errors;        /* a statement failed; the message was left */
+	unsigned long rearmed;          /* outbox event back to NEW: message not movable */
 };
 
 /*

@@ -8,6 +8,7 @@
  */
 #include "consumer_services.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,15 +198,105 @@ int consumer_tx_savepoint(struct outbox_tx *tx, char *err, size_t errlen)
 	return rc;
 }
 
+/* Skips white space and SQL comments. */
+static const char *skip_blank(const char *p)
+{
+	for (;;) {
+		while (isspace((unsigned char)*p) || *p == '(')
+			p++;
+		if (p[0] == '-' && p[1] == '-') {
+			p += strcspn(p, "\n");
+		} else if (p[0] == '/' && p[1] == '*') {
+			const char *end = strstr(p + 2, "*/");
+
+			p = end != NULL ? end + 2 : p + strlen(p);
+		} else {
+			return p;
+		}
+	}
+}
+
+/* Copies the next word (letters and _) of p, upper-cased; returns after it. */
+static const char *next_word(const char *p, char *word, size_t len)
+{
+	size_t n = 0;
+
+	p = skip_blank(p);
+	while ((isalpha((unsigned char)*p) || *p == '_') && n + 1 < len)
+		word[n++] = (char)toupper((unsigned char)*p++);
+	word[n] = '\0';
+	return p;
+}
+
+/* The transaction-control keyword sql starts with, or NULL. */
+static const char *tx_control(const char *sql)
+{
+	static const char *const verbs[] = {"BEGIN", "START", "COMMIT", "END", "ROLLBACK",
+	                                    "ABORT", "SAVEPOINT", "RELEASE"};
+	char first[16], second[16];
+	const char *rest = next_word(sql, first, sizeof(first));
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strcmp(first, verbs[i]) == 0)
+			return verbs[i];
+	}
+	next_word(rest, second, sizeof(second));
+	if (strcmp(first, "PREPARE") == 0 && strcmp(second, "TRANSACTION") == 0)
+		return "PREPARE TRANSACTION";
+	return NULL;
+}
+
+bool consumer_tx_violated(struct outbox_tx *tx)
+{
+	PGTransactionStatusType st = PQtransactionStatus(tx->conn);
+
+	if (!tx->ended && st != PQTRANS_INTRANS && st != PQTRANS_INERROR) {
+		tx->ended = true;
+		snprintf(tx->why, sizeof(tx->why), "the plugin ended the transaction");
+	}
+	return tx->ended;
+}
+
+/* Refuses a statement once tx is not the host's transaction any more. */
+static int tx_refused(struct outbox_tx *tx, char *err, size_t errlen)
+{
+	if (!consumer_tx_violated(tx))
+		return 0;
+	snprintf(err, errlen, "%s", tx->why);
+	return -1;
+}
+
 static int svc_tx_exec(void *opaque, const struct outbox_ctx *ctx, struct outbox_tx *tx,
                        const char *sql, int nparams, const char *const *params,
                        json_t **rows, char *err, size_t errlen)
 {
+	const char *verb = sql != NULL ? tx_control(sql) : NULL;
+	int rc;
+
 	(void)opaque;
 	(void)ctx;
+	if (rows != NULL)
+		*rows = NULL;
+	if (tx_refused(tx, err, errlen) < 0)
+		return -1;
+	if (verb != NULL) {
+		tx->ended = true;
+		snprintf(tx->why, sizeof(tx->why),
+		         "the plugin tried to end the transaction: tx_exec refuses %s", verb);
+		snprintf(err, errlen, "%s", tx->why);
+		return -1;
+	}
 	if (consumer_tx_savepoint(tx, err, errlen) < 0)
 		return -1;
-	return exec_rows(tx->conn, sql, nparams, params, rows, err, errlen);
+	rc = exec_rows(tx->conn, sql, nparams, params, rows, err, errlen);
+	if (tx_refused(tx, err, errlen) < 0) {
+		if (rows != NULL) {
+			json_decref(*rows);
+			*rows = NULL;
+		}
+		return -1;
+	}
+	return rc;
 }
 
 static int svc_tx_enqueue(void *opaque, const struct outbox_ctx *ctx, struct outbox_tx *tx,
@@ -221,6 +312,8 @@ static int svc_tx_enqueue(void *opaque, const struct outbox_ctx *ctx, struct out
 		snprintf(err, errlen, "job_type, destination, identity and payload are required");
 		return -1;
 	}
+	if (tx_refused(tx, err, errlen) < 0)
+		return -1;
 	if (consumer_tx_savepoint(tx, err, errlen) < 0)
 		return -1;
 	if (outbox_enqueue_job((struct pg_conn *)tx->conn, job_type, destination, identity,

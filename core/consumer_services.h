@@ -20,16 +20,33 @@
 
 #include "consumer.h"
 
-/* The transaction commit() runs in: the worker's connection with BEGIN
- * issued.  conn is borrowed from the worker.  When savepoint is set (a
- * batch completion, several jobs in one transaction), the first statement
- * of the job is preceded by SAVEPOINT outbox_job (savepoint_taken), so
- * the worker can roll back this job's writes alone. */
+/*
+ * The transaction commit() runs in: the worker's connection with BEGIN
+ * issued.  conn is borrowed from the worker.  tx_exec refuses transaction
+ * control (BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE,
+ * PREPARE TRANSACTION) and checks after every statement that the
+ * transaction is still open; a violation sets ended and why, refuses
+ * every later statement, and the worker then fails the job permanently.
+ *
+ * When savepoint is set (a batch completion: several jobs in one
+ * transaction), the host sends SAVEPOINT outbox_job before the job's first
+ * tx_exec/tx_enqueue statement (savepoint_taken), so the worker can roll
+ * back this job's writes alone.
+ */
 struct outbox_tx {
 	PGconn *conn;
+	bool ended;     /* the plugin tried to end or split the transaction */
+	char why[256];  /* what it did, when ended */
 	bool savepoint;
 	bool savepoint_taken;
 };
+
+/*
+ * True when the transaction commit() ran in is no longer the host's: tx
+ * ended, or conn is neither in the transaction nor in a failed one
+ * (PQTRANS_INTRANS / PQTRANS_INERROR).  Sets tx->why when it was not set.
+ */
+bool consumer_tx_violated(struct outbox_tx *tx);
 
 /* SAVEPOINT outbox_job once, if tx->savepoint and not yet taken.  Returns
  * 0, or -1 with err. */

@@ -119,15 +119,63 @@ void consumer_worker_delete(struct consumer_worker *w, const struct sqs_message 
 	w->port.ops->delete_message(w->port.ctx, m);
 }
 
-static void set_visibility(struct consumer_worker *w, const struct sqs_message *m, int seconds,
-                           const char *job_id)
+/* Returns 0, or -1 (logged) when the visibility could not be changed. */
+static int set_visibility(struct consumer_worker *w, const struct sqs_message *m, int seconds,
+                          const char *job_id)
 {
 	struct aws_result res;
 
 	if (w->port.ops->change_visibility(w->port.ctx, m, consumer_visibility_cap(seconds),
-	                                   &res) < 0)
-		log_warning("could not change the message visibility: %s %s dest=%s job_id=%s",
-		            res.code, res.message, w->dest->name, job_id);
+	                                   &res) == 0)
+		return 0;
+	log_warning("could not change the message visibility: %s %s dest=%s job_id=%s",
+	            res.code, res.message, w->dest->name, job_id);
+	return -1;
+}
+
+/*
+ * The job was given back (RETRY or release) but its message could not be
+ * moved: it may be gone (moved to the DLQ, stale receipt handle), so the
+ * job's outbox event goes back to NEW, due when the job is, and the relay
+ * publishes it again.  A duplicate message, if the old one survives, only
+ * meets the rules again.
+ */
+static void rearm(struct consumer_worker *w, const struct ledger_claim *claim)
+{
+	char err[512];
+	int rc = ledger_rearm_event(w->conn, claim->job_id, claim->redrive_generation,
+	                            "republished: the consumer could not move the message"
+	                            " visibility after giving the job back", err, sizeof(err));
+
+	if (rc < 0) {
+		log_error("could not re-arm the outbox event; the job waits for a redrive: %s"
+		          " job_id=%s", err, claim->job_id);
+		consumer_worker_db_failed(w);
+	} else if (rc == 1) {
+		w->counters.rearmed++;
+		log_warning("outbox event re-armed: the relay publishes the job again dest=%s"
+		            " job_id=%s", w->dest->name, claim->job_id);
+	}
+}
+
+/* Shutdown began between the claim and the handler: give the claim back. */
+static void release_claim(struct run *r)
+{
+	char err[512];
+	int rc = ledger_release(r->w->conn, &r->claim, err, sizeof(err));
+
+	if (rc < 0) {
+		log_warning("could not release the claim; it is retried when its lease expires:"
+		            " %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(r->w);
+		return;
+	}
+	if (rc == 0)
+		return;
+	log_info("shutting down: claim released before the handler started job_id=%s",
+	         r->claim.job_id);
+	if (set_visibility(r->w, r->m, 0, r->claim.job_id) < 0)
+		rearm(r->w, &r->claim);
 }
 
 /* RETRY: back to PENDING with backoff; the message reappears when due. */
@@ -153,7 +201,8 @@ static void complete_retry(struct run *r, const char *why)
 	r->w->counters.retried++;
 	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
 	         r->w->dest->name, r->claim.job_id, r->claim.attempt_count);
-	set_visibility(r->w, r->m, delay, r->claim.job_id);
+	if (set_visibility(r->w, r->m, delay, r->claim.job_id) < 0)
+		rearm(r->w, &r->claim);
 }
 
 /* FAIL: DEAD (PERMANENT), message deleted. */
@@ -178,13 +227,72 @@ static void complete_fail(struct run *r, const char *why)
 	consumer_worker_delete(r->w, r->m);
 }
 
+/*
+ * The success CAS of a price job matched nothing: if the claim is still
+ * ours and the window was corrected meanwhile, the job is stale (DEAD
+ * 'STALE', decided under the window row lock) and its message goes.
+ * Called after the completion transaction was rolled back.
+ */
+static void stale_or_lost(struct run *r)
+{
+	struct consumer_worker *w = r->w;
+	char err[512];
+	int rc = r->claim.has_window ? ledger_mark_stale_claimed(w->conn, &r->claim, err,
+	                                                         sizeof(err))
+	                             : 0;
+
+	if (rc == 1) {
+		w->counters.stale++;
+		log_warning("price window corrected while the job ran; marked DEAD STALE, the"
+		            " handler's writes are discarded dest=%s job_id=%s", w->dest->name,
+		            r->claim.job_id);
+		consumer_worker_delete(w, r->m);
+		return;
+	}
+	if (rc < 0) {
+		log_warning("could not mark the job stale; it is decided when its lease expires:"
+		            " %s job_id=%s", err, r->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	w->counters.lost_claims++;
+	log_warning("lost the claim; the handler's writes are discarded job_id=%s",
+	            r->claim.job_id);
+}
+
+/* commit() with the completion transaction open; OUTBOX_OK when the
+ * success CAS may follow, else the transaction is rolled back and the
+ * verdict recorded. */
+static enum outbox_verdict plugin_commit(struct run *r, const json_t *output)
+{
+	struct consumer_worker *w = r->w;
+	struct outbox_tx tx = {.conn = w->conn};
+	char err[MSG_LEN] = "";
+	enum outbox_verdict v = plugin_instance_commit(w->inst, &r->job, output, &tx, err,
+	                                               sizeof(err));
+
+	if (consumer_tx_violated(&tx)) {
+		rollback(w);
+		log_warning("%s; the job fails dest=%s job_id=%s", tx.why, w->dest->name,
+		            r->claim.job_id);
+		complete_fail(r, tx.why);
+		return OUTBOX_FAIL;
+	}
+	if (v == OUTBOX_OK)
+		return v;
+	rollback(w);
+	if (v == OUTBOX_FAIL)
+		complete_fail(r, err);
+	else
+		complete_retry(r, err[0] ? err : "commit() asked for a retry");
+	return v;
+}
+
 /* OK: the plugin's commit() and the CAS to SUCCEEDED in one transaction. */
 static void complete_ok(struct run *r, const json_t *output)
 {
 	struct consumer_worker *w = r->w;
-	struct outbox_tx tx = {w->conn, false, false};
 	char err[MSG_LEN];
-	enum outbox_verdict v;
 	int rc;
 
 	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
@@ -192,25 +300,15 @@ static void complete_ok(struct run *r, const json_t *output)
 		consumer_worker_db_failed(w);
 		return;
 	}
-	v = plugin_instance_commit(w->inst, &r->job, output, &tx, err, sizeof(err));
-	if (v != OUTBOX_OK) {
-		rollback(w);
-		if (v == OUTBOX_FAIL)
-			complete_fail(r, err);
-		else
-			complete_retry(r, err[0] ? err : "commit() asked for a retry");
+	if (plugin_commit(r, output) != OUTBOX_OK)
 		return;
-	}
 	rc = ledger_succeed(w->conn, &r->claim, err, sizeof(err));
 	if (rc <= 0) {
 		rollback(w);
-		if (rc == 0) {
-			w->counters.lost_claims++;
-			log_warning("lost the claim; the handler's writes are discarded job_id=%s",
-			            r->claim.job_id);
-		} else {
+		if (rc == 0)
+			stale_or_lost(r);
+		else
 			complete_retry(r, err);
-		}
 		return;
 	}
 	FAULT_POINT("consumer.in_commit");
@@ -226,16 +324,55 @@ static void complete_ok(struct run *r, const json_t *output)
 	consumer_worker_delete(w, r->m);
 }
 
-/* The winner of the claim runs the handler. */
+/* The heartbeat of r's handler: its message, then the batch's waiting ones. */
+static void begin_heartbeat(struct run *r, const char **handles)
+{
+	struct consumer_worker *w = r->w;
+	struct heartbeat_job hj = {&r->claim, w->dest->queue_url, handles, 1, w->batch_received_ms};
+
+	handles[0] = r->m->receipt_handle;
+	for (size_t i = w->batch_pos + 1; w->batch != NULL && i < w->batch->n &&
+	                                  hj.n_handles < SQS_MAX_BATCH_ENTRIES; i++)
+		handles[hj.n_handles++] = w->batch->items[i].receipt_handle;
+	heartbeat_begin(w->c->hb, w->slot, &hj);
+}
+
+/* The verdict of execute(), recorded unless the claim was released. */
+static void complete(struct run *r, enum outbox_verdict v, const char *msg,
+                     const json_t *output)
+{
+	enum heartbeat_outcome hb =
+		r->w->c->hb != NULL ? heartbeat_end(r->w->c->hb, r->w->slot) : HEARTBEAT_KEPT;
+
+	if (hb == HEARTBEAT_RELEASED)
+		log_warning("handler finished after its claim was released; result discarded"
+		            " job_id=%s", r->claim.job_id);
+	else if (v == OUTBOX_OK)
+		complete_ok(r, output);
+	else if (v == OUTBOX_RETRY)
+		complete_retry(r, msg[0] ? msg : "handler asked for a retry");
+	else
+		complete_fail(r, msg[0] ? msg : "handler failed permanently");
+}
+
+/* The winner of the claim runs the handler (counted busy by the caller). */
 static void run_claimed(struct run *r, const char *payload)
 {
 	struct consumer_worker *w = r->w;
 	char msg[MSG_LEN] = "";
 	struct outbox_result result = {msg, sizeof(msg), NULL};
-	json_t *payload_json = json_loads(payload, JSON_DECODE_ANY, NULL);
+	const char *handles[SQS_MAX_BATCH_ENTRIES];
+	json_t *payload_json;
 	enum outbox_verdict v;
 
 	FAULT_POINT("consumer.after_claim");
+	/* consumer_stop() may have found no handler busy just before this
+	 * claim: a handler must not start outside the grace period. */
+	if (consumer_stopping(w->c)) {
+		release_claim(r);
+		return;
+	}
+	payload_json = json_loads(payload, JSON_DECODE_ANY, NULL);
 	r->job = (struct outbox_job){r->claim.job_id, r->pm->job_type, w->dest->name,
 	                             payload_json, r->claim.attempt_count,
 	                             r->claim.redrive_generation};
@@ -246,26 +383,12 @@ static void run_claimed(struct run *r, const char *payload)
 	if (now_ms() - w->batch_received_ms >
 	    (int64_t)w->c->cfg->consumer.visibility_timeout_seconds * 1000 / 3)
 		consumer_worker_flush_deletes(w);
-	consumer_busy(w->c, 1);
 	if (w->c->hb != NULL)
-		heartbeat_begin(w->c->hb, w->slot, &r->claim, w->dest->queue_url,
-		                r->m->receipt_handle);
+		begin_heartbeat(r, handles);
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
 	v = plugin_instance_execute(w->inst, &r->job, &result);
-	enum heartbeat_outcome hb =
-		w->c->hb != NULL ? heartbeat_end(w->c->hb, w->slot) : HEARTBEAT_KEPT;
-	if (hb == HEARTBEAT_RELEASED) {
-		log_warning("handler finished after its claim was released; result discarded"
-		            " job_id=%s", r->claim.job_id);
-	} else if (v == OUTBOX_OK) {
-		complete_ok(r, result.output);
-	} else if (v == OUTBOX_RETRY) {
-		complete_retry(r, msg[0] ? msg : "handler asked for a retry");
-	} else {
-		complete_fail(r, msg[0] ? msg : "handler failed permanently");
-	}
-	consumer_busy(w->c, -1);
+	complete(r, v, msg, result.output);
 	json_decref(result.output);
 	json_decref(payload_json);
 }
@@ -325,9 +448,12 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 	} else if (rc == 0) {
 		/* Someone else holds it, unless it finished meanwhile. */
 		w->counters.left++;
-		if (ledger_job_lookup(w->conn, job->job_id, &now, err, sizeof(err)) == 1 &&
-		    (now.status == LEDGER_SUCCEEDED || now.status == LEDGER_DEAD))
+		rc = ledger_job_lookup(w->conn, job->job_id, &now, err, sizeof(err));
+		if (rc == 1 && (now.status == LEDGER_SUCCEEDED || now.status == LEDGER_DEAD))
 			consumer_worker_delete(w, r->m);
+		else if (rc == 1 && now.lease_live)
+			(void)set_visibility(w, r->m, consumer_visibility_cap(now.lease_remaining_seconds),
+			                     job->job_id);
 		log_info("claim lost to another delivery dest=%s job_id=%s", w->dest->name,
 		         job->job_id);
 	} else {
@@ -395,7 +521,7 @@ static void count_action(struct consumer_worker *w, enum consumer_action a)
 	}
 }
 
-void consumer_worker_process(struct consumer_worker *w, const struct sqs_message *m)
+static void process(struct consumer_worker *w, const struct sqs_message *m)
 {
 	struct consumer_msg pm;
 	struct ledger_job job;
@@ -445,15 +571,27 @@ void consumer_worker_process(struct consumer_worker *w, const struct sqs_message
 		break;
 	case CONSUMER_DEFER:
 		log_debug("job not due; message deferred by %d s job_id=%s", defer, pm.job_id);
-		set_visibility(w, m, defer, pm.job_id);
+		(void)set_visibility(w, m, defer, pm.job_id);
 		break;
 	case CONSUMER_LEAVE:
-		log_debug("%s; message left alone job_id=%s", reason, pm.job_id);
+		log_debug("%s; message hidden for %d s job_id=%s", reason, defer, pm.job_id);
+		(void)set_visibility(w, m, defer, pm.job_id);
 		break;
 	case CONSUMER_CLAIM:
 		claim_and_run(&r, &job);
 		break;
 	}
+}
+
+/*
+ * Counted busy before any claim can be taken, so that consumer_stop()
+ * either waits for this message or the claim sees the stop (run_claimed).
+ */
+void consumer_worker_process(struct consumer_worker *w, const struct sqs_message *m)
+{
+	consumer_busy(w->c, 1);
+	process(w, m);
+	consumer_busy(w->c, -1);
 }
 
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
@@ -496,9 +634,17 @@ void consumer_worker_fail(struct consumer_worker *w, const struct sqs_message *m
 	complete_fail(&r, why);
 }
 
+void consumer_worker_release(struct consumer_worker *w, const struct sqs_message *m,
+                             const struct ledger_claim *claim)
+{
+	struct run r = {.w = w, .m = m, .claim = *claim};
+
+	release_claim(&r);
+}
+
 void consumer_worker_give_back(struct consumer_worker *w, const struct sqs_message *m)
 {
-	set_visibility(w, m, 0, "-");
+	(void)set_visibility(w, m, 0, "-");
 }
 
 /* ReceiveMessage with the destination's receive lock held: one poller per
@@ -532,7 +678,9 @@ void *consumer_worker_main(void *arg)
 		if (receive_locked(w, &msgs) < 0)
 			continue;
 		w->batch_received_ms = now_ms();
+		w->batch = &msgs;
 		consumer_batch_process(w, &msgs);
+		w->batch = NULL;
 		consumer_worker_flush_deletes(w);
 		sqs_messages_free(&msgs);
 	}

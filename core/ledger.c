@@ -23,12 +23,20 @@
 	" (status = 'PENDING' AND next_attempt_at <= now()"             \
 	"  OR status = 'CLAIMED' AND lease_until < now())"
 
+/* A price job's window has another generation than the job's; the window
+ * row is share-locked so that a correction waits for the decision. */
+#define WINDOW_MOVED                                                           \
+	" NOT EXISTS (SELECT 1 FROM outbox.price_windows w"                         \
+	"  WHERE w.symbol = jobs.window_symbol AND w.window_start = jobs.window_start" \
+	"    AND w.generation = jobs.window_generation FOR SHARE)"
+
 enum stmt {
 	ST_LOOKUP,
 	ST_WINDOW_LOCK,
 	ST_CLAIM,
 	ST_CLAIM_DIRECT,
 	ST_MARK_STALE,
+	ST_MARK_STALE_CLAIMED,
 	ST_EXTEND,
 	ST_SUCCEED,
 	ST_RETRY,
@@ -42,6 +50,7 @@ enum stmt {
 	ST_CLAIM_BATCH,
 	ST_LOCK_CLAIMS,
 	ST_SUCCEED_BATCH,
+	ST_REARM_EVENT,
 	ST_COUNT
 };
 
@@ -56,7 +65,10 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"SELECT job_id, job_type, destination, status, redrive_generation, attempt_count,"
 		"       window_symbol, window_start::text, coalesce(window_generation, 0),"
 		"       extract(epoch FROM next_attempt_at - now())::float8,"
-		"       (status = 'CLAIMED' AND lease_until > now())"
+		"       (status = 'CLAIMED' AND lease_until > now()),"
+		"       CASE WHEN status = 'CLAIMED'"
+		"            THEN greatest(extract(epoch FROM lease_until - now()), 0) ELSE 0"
+		"       END::float8"
 		"  FROM outbox.jobs WHERE job_id = $1"},
 	[ST_WINDOW_LOCK] = {"ledger_window_lock", 2,
 		"SELECT generation FROM outbox.price_windows"
@@ -80,6 +92,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"       last_error = 'the price window was corrected: a newer generation exists',"
 		"       lease_until = NULL, finished_at = now(), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer AND" CLAIMABLE},
+	[ST_MARK_STALE_CLAIMED] = {"ledger_mark_stale_claimed", 5,
+		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
+		"       last_error = 'the price window was corrected while the job ran:"
+		" a newer generation exists',"
+		"       lease_until = NULL, finished_at = now(), updated_at = now()" CLAIM_BINDING
+		"   AND window_symbol IS NOT NULL AND " WINDOW_MOVED},
 	[ST_EXTEND] = {"ledger_extend_lease", 6,
 		"UPDATE outbox.jobs SET lease_until = now() + make_interval(secs => $6::float8),"
 		"       updated_at = now()" CLAIM_BINDING},
@@ -95,7 +113,9 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"       next_attempt_at = now() + make_interval(secs => $6::float8),"
 		"       last_error = $7, updated_at = now()" CLAIM_BINDING},
 	[ST_FAIL] = {"ledger_fail", 7,
-		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = $6, last_error = $7,"
+		"UPDATE outbox.jobs SET status = 'DEAD',"
+		"       dead_reason = CASE WHEN window_symbol IS NOT NULL AND " WINDOW_MOVED
+		"                          THEN 'STALE' ELSE $6 END, last_error = $7,"
 		"       lease_until = NULL, finished_at = now(), updated_at = now()" CLAIM_BINDING},
 	[ST_RELEASE] = {"ledger_release", 5,
 		"UPDATE outbox.jobs SET status = 'PENDING', claimed_by = NULL, lease_until = NULL,"
@@ -160,6 +180,17 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" WHERE j.job_id = c.job_id AND j.claimed_by = $4 AND j.status = 'CLAIMED'"
 		"   AND j.attempt_count = c.attempt AND j.redrive_generation = c.gen"
 		"   AND j.window_generation IS NULL"},
+	/* Only a PUBLISHED event of a job still PENDING in that generation: a
+	 * NEW event is sent anyway, a DEAD one made the job UNROUTABLE, and a
+	 * job claimed again meanwhile has a message. */
+	[ST_REARM_EVENT] = {"ledger_rearm_event", 3,
+		"UPDATE outbox.outbox_events e SET status = 'NEW', published_at = NULL,"
+		"       next_attempt_at = j.next_attempt_at, claimed_by = NULL,"
+		"       claim_until = NULL, last_error = $3"
+		"  FROM outbox.jobs j"
+		" WHERE e.job_id = $1 AND e.redrive_generation = $2::integer"
+		"   AND e.status = 'PUBLISHED' AND j.job_id = e.job_id"
+		"   AND j.redrive_generation = e.redrive_generation AND j.status = 'PENDING'"},
 };
 
 int ledger_prepare(PGconn *conn, char *err, size_t errlen)
@@ -258,6 +289,7 @@ int ledger_job_lookup(PGconn *conn, const char *job_id, struct ledger_job *out,
 	out->window_generation = to_int(PQgetvalue(res, 0, 8));
 	out->due_in_seconds = strtod(PQgetvalue(res, 0, 9), NULL);
 	out->lease_live = strcmp(PQgetvalue(res, 0, 10), "t") == 0;
+	out->lease_remaining_seconds = strtod(PQgetvalue(res, 0, 11), NULL);
 	rc = 1;
 out:
 	PQclear(res);
@@ -389,6 +421,16 @@ int ledger_succeed(PGconn *conn, const struct ledger_claim *claim, char *err, si
 	return run_cas(conn, ST_SUCCEED, params, err, errlen);
 }
 
+int ledger_mark_stale_claimed(PGconn *conn, const struct ledger_claim *claim,
+                              char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[5];
+
+	claim_params(claim, &t, params);
+	return run_cas(conn, ST_MARK_STALE_CLAIMED, params, err, errlen);
+}
+
 int ledger_retry(PGconn *conn, const struct ledger_claim *claim, int delay_seconds,
                  const char *last_error, char *err, size_t errlen)
 {
@@ -421,6 +463,16 @@ int ledger_release(PGconn *conn, const struct ledger_claim *claim, char *err, si
 
 	claim_params(claim, &t, params);
 	return run_cas(conn, ST_RELEASE, params, err, errlen);
+}
+
+int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
+                       const char *why, char *err, size_t errlen)
+{
+	char gen[16];
+	const char *params[3] = {job_id, gen, why};
+
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	return run_cas(conn, ST_REARM_EVENT, params, err, errlen);
 }
 
 int ledger_mark_dlq(PGconn *conn, const char *job_id, int redrive_generation,

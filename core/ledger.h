@@ -50,6 +50,7 @@ struct ledger_job {
 	int window_generation;
 	double due_in_seconds;            /* next_attempt_at - now(); <= 0: due */
 	bool lease_live;                  /* CLAIMED and lease_until > now() */
+	double lease_remaining_seconds;   /* CLAIMED: lease_until - now(), >= 0; else 0 */
 };
 
 /* A claim as won by ledger_claim(): everything a later CAS binds. */
@@ -160,11 +161,21 @@ int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int leas
 int ledger_succeed(PGconn *conn, const struct ledger_claim *claim,
                    char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
+/*
+ * A price job whose window was corrected while it ran (ledger_succeed()
+ * matched nothing): CLAIMED -> DEAD 'STALE', binding the claim, only if
+ * the window (share-locked) has another generation than the job's.  0: the
+ * claim is gone or the window did not move.
+ */
+int ledger_mark_stale_claimed(PGconn *conn, const struct ledger_claim *claim,
+                              char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
 /* CLAIMED -> PENDING, next_attempt_at = now() + delay_seconds, last_error. */
 int ledger_retry(PGconn *conn, const struct ledger_claim *claim, int delay_seconds,
                  const char *last_error, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
-/* CLAIMED -> DEAD with dead_reason (e.g. "PERMANENT") and last_error. */
+/* CLAIMED -> DEAD with dead_reason (e.g. "PERMANENT") and last_error; a
+ * price job whose window has another generation gets 'STALE' instead. */
 int ledger_fail(PGconn *conn, const struct ledger_claim *claim, const char *dead_reason,
                 const char *last_error, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
@@ -172,6 +183,18 @@ int ledger_fail(PGconn *conn, const struct ledger_claim *claim, const char *dead
  * shutdown.  attempt_count is kept. */
 int ledger_release(PGconn *conn, const struct ledger_claim *claim,
                    char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/*
+ * A wake-up for a PENDING job whose message could not be moved (its
+ * ChangeMessageVisibility failed after a retry or a release, e.g. the
+ * message went to the DLQ meanwhile): the job's PUBLISHED outbox event of
+ * redrive_generation goes back to NEW, due at the job's next_attempt_at,
+ * same event_id, with last_error = why; the relay publishes it again.
+ * Only while the job is still PENDING in that generation.  Returns 1, 0
+ * (nothing to re-arm), -1.
+ */
+int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
+                       const char *why, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /*
  * Rule 7: a job named by a DLQ message -> DEAD 'DLQ', only if it is of

@@ -9,8 +9,10 @@
  *   RETRY  if the attempt <= plugin.retry_until_attempt
  *   else   plugin.verdict (ok, retry, fail)
  * commit() inserts one row (job_id, attempt, generation) into
- * public.recorder_runs through tx_exec, then returns RETRY when
- * plugin.fail_commit is true (so the row must be rolled back), else OK.
+ * public.recorder_runs through tx_exec, then runs plugin.commit_sql (any
+ * statement, e.g. COMMIT, to test what the host allows; "-": none) through
+ * tx_exec, then returns RETRY when plugin.fail_commit is true (so the row
+ * must be rolled back), else OK.  A failed tx_exec returns RETRY.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +33,7 @@ struct recorder {
 	int fail_commit;
 	enum outbox_verdict verdict;
 	const char *log_file;
+	const char *commit_sql;
 };
 
 static const struct outbox_option options[] = {
@@ -41,6 +44,7 @@ static const struct outbox_option options[] = {
 	 "FAIL while redrive_generation < N"},
 	{"fail_commit", OUTBOX_OPT_BOOL, "false", 0, 0, 0, "commit() writes, then asks for RETRY"},
 	{"log_file", OUTBOX_OPT_STRING, "-", 0, 0, 0, "file that gets one line per execution"},
+	{"commit_sql", OUTBOX_OPT_STRING, "-", 0, 0, 0, "statement commit() also runs; - for none"},
 	{NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -62,6 +66,7 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->fail_before_generation = host->option_int(ctx, "fail_before_generation");
 	r->fail_commit = host->option_bool(ctx, "fail_commit");
 	r->log_file = host->option(ctx, "log_file");
+	r->commit_sql = host->option(ctx, "commit_sql");
 	verdict = host->option(ctx, "verdict");
 	if (strcmp(verdict, "ok") == 0) {
 		r->verdict = OUTBOX_OK;
@@ -137,6 +142,9 @@ static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *j
 	if (r->host->tx_exec(tx, "INSERT INTO public.recorder_runs (job_id, attempt, generation)"
 	                         " VALUES ($1, $2::integer, $3::integer)",
 	                     3, params, NULL, err, errlen) < 0)
+		return OUTBOX_RETRY;
+	if (strcmp(r->commit_sql, "-") != 0 &&
+	    r->host->tx_exec(tx, r->commit_sql, 0, NULL, NULL, err, errlen) < 0)
 		return OUTBOX_RETRY;
 	if (r->fail_commit) {
 		snprintf(err, errlen, "recorder: commit asked for a retry");

@@ -79,7 +79,12 @@ static void test_decide(void **state)
 	assert_int_equal(consumer_message_decide("news", &m, &j, &defer, &reason), CONSUMER_IGNORE);
 	j = job_like(LEDGER_CLAIMED, 1);
 	j.lease_live = true;
+	j.lease_remaining_seconds = 7.2;
 	assert_int_equal(consumer_message_decide("news", &m, &j, &defer, &reason), CONSUMER_LEAVE);
+	assert_int_equal(defer, 8); /* hidden for the rest of the lease, rounded up */
+	j.lease_remaining_seconds = 0.0;
+	assert_int_equal(consumer_message_decide("news", &m, &j, &defer, &reason), CONSUMER_LEAVE);
+	assert_int_equal(defer, 1);
 	j.lease_live = false;
 	assert_int_equal(consumer_message_decide("news", &m, &j, &defer, &reason), CONSUMER_CLAIM);
 	snprintf(j.destination, sizeof(j.destination), "price");
