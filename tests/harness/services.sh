@@ -12,11 +12,14 @@
 : "${OUTBOX_TOOLS_DIR:=/var/tmp/outboxd-test-tools}"
 FAUXQS_VERSION=1.9.2
 
-# Prints a TCP port on 127.0.0.1 that nothing listens on.
+# Prints a TCP port on 127.0.0.1 that nothing listens on, below the
+# kernel's ephemeral range (where a client connection could take it between
+# this check and the server's bind).
 free_port() {
-	local port
+	local port low
+	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 	for _ in $(seq 1 200); do
-		port=$(( 20000 + RANDOM % 30000 ))
+		port=$(( 20000 + RANDOM % (low - 20000) ))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"
 			return 0
@@ -36,7 +39,16 @@ fauxqs_install() {
 	(cd "$OUTBOX_TOOLS_DIR" && npm install --no-audit --no-fund --silent "fauxqs@$FAUXQS_VERSION") >&2
 }
 
+# Starts a throwaway cluster; retries with another port if the chosen one
+# was taken in the meantime (another test may be starting a server too).
 pg_start() {
+	for _ in 1 2 3; do
+		pg_start_once && return 0
+	done
+	return 1
+}
+
+pg_start_once() {
 	local port dir
 	port=$(free_port) || return 1
 	dir=$(mktemp -d /tmp/outbox-pg.XXXXXX)
@@ -54,7 +66,7 @@ max_connections = 200
 log_min_messages = warning
 CONF
 	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null || {
-		cat "$dir/server.log" >&2; return 1; }
+		cat "$dir/server.log" >&2; rm -rf "$dir"; return 1; }
 	export OUTBOX_TEST_PG_DATA="$dir/data" OUTBOX_TEST_PG_PORT="$port" OUTBOX_TEST_PG_BIN="$OUTBOX_PG_BIN"
 	export OUTBOX_TEST_PG_CONNINFO="postgresql://postgres@127.0.0.1:$port/postgres"
 }
