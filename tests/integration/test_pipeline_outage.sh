@@ -33,7 +33,7 @@ stub_start
 
 # =========================== (a) PostgreSQL restart =========================
 shared_data=${OUTBOX_TEST_PG_DATA:-} shared_conninfo=$OUTBOX_TEST_PG_CONNINFO shared_port=$OUTBOX_TEST_PG_PORT
-pg_start || { echo "SKIP: could not start a private PostgreSQL"; exit 77; }
+pg_start || { echo "ERROR: could not start a private PostgreSQL"; exit 99; }
 priv_data=$OUTBOX_TEST_PG_DATA priv_port=$OUTBOX_TEST_PG_PORT
 export OUTBOX_TEST_PG_DATA=$shared_data OUTBOX_TEST_PG_CONNINFO=$shared_conninfo OUTBOX_TEST_PG_PORT=$shared_port
 psql_q "postgresql://postgres@127.0.0.1:$priv_port/postgres" "CREATE DATABASE outage" >/dev/null
