@@ -198,22 +198,129 @@ int consumer_tx_savepoint(struct outbox_tx *tx, char *err, size_t errlen)
 	return rc;
 }
 
-/* Skips white space and SQL comments. */
+/* Skips one SQL comment at p ("--" to the end of the line, or a nested
+ * slash-star comment as the server reads it); returns p when none. */
+static const char *skip_comment(const char *p)
+{
+	int depth = 0;
+
+	if (p[0] == '-' && p[1] == '-')
+		return p + strcspn(p, "\n");
+	if (p[0] != '/' || p[1] != '*')
+		return p;
+	while (*p != '\0') {
+		if (p[0] == '/' && p[1] == '*') {
+			depth++;
+			p += 2;
+		} else if (p[0] == '*' && p[1] == '/') {
+			p += 2;
+			if (--depth == 0)
+				return p;
+		} else {
+			p++;
+		}
+	}
+	return p;
+}
+
+/* Skips white space, '(', ';' (empty statements) and SQL comments. */
 static const char *skip_blank(const char *p)
 {
 	for (;;) {
-		while (isspace((unsigned char)*p) || *p == '(')
-			p++;
-		if (p[0] == '-' && p[1] == '-') {
-			p += strcspn(p, "\n");
-		} else if (p[0] == '/' && p[1] == '*') {
-			const char *end = strstr(p + 2, "*/");
+		const char *q;
 
-			p = end != NULL ? end + 2 : p + strlen(p);
-		} else {
+		while (isspace((unsigned char)*p) || *p == '(' || *p == ';')
+			p++;
+		q = skip_comment(p);
+		if (q == p)
 			return p;
+		p = q;
+	}
+}
+
+/* After a quoted token opened at p ('...' with '' escapes, or with
+ * backslash escapes when escapes is true; "..." with "" escapes). */
+static const char *skip_quoted(const char *p, bool escapes)
+{
+	char quote = *p++;
+
+	while (*p != '\0') {
+		if (escapes && *p == '\\' && p[1] != '\0') {
+			p += 2;
+		} else if (*p == quote && p[1] == quote) {
+			p += 2;
+		} else if (*p == quote) {
+			return p + 1;
+		} else {
+			p++;
 		}
 	}
+	return p;
+}
+
+/* After a dollar-quoted string opened at p ($tag$...$tag$), or p when p
+ * does not open one. */
+static const char *skip_dollar(const char *p)
+{
+	size_t n = 1;
+	const char *end;
+
+	while (isalnum((unsigned char)p[n]) || p[n] == '_' || (unsigned char)p[n] >= 0x80)
+		n++;
+	if (p[n] != '$' || isdigit((unsigned char)p[1]))
+		return p;
+	n++; /* the tag, both dollars included */
+	for (end = p + n; *end != '\0'; end++) {
+		if (strncmp(end, p, n) == 0)
+			return end + n;
+	}
+	return end;
+}
+
+/* After the token at p that may hide a ';' (string, identifier, comment,
+ * dollar quote), or p + 1.  bs: whether '...' takes backslash escapes
+ * (standard_conforming_strings off). */
+static const char *skip_token(const char *sql, const char *p, bool bs)
+{
+	bool word_before = p > sql && (isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
+	                               p[-1] == '$');
+	const char *q;
+
+	if ((*p == 'E' || *p == 'e') && p[1] == '\'' && !word_before)
+		return skip_quoted(p + 1, true);
+	if (*p == '\'')
+		return skip_quoted(p, bs);
+	if (*p == '"')
+		return skip_quoted(p, false);
+	if (*p == '$' && !word_before) {
+		q = skip_dollar(p);
+		if (q != p)
+			return q;
+	}
+	q = skip_comment(p);
+	return q != p ? q : p + 1;
+}
+
+/* Whether sql, read with or without backslash escapes in '...' (bs),
+ * has a ';' outside strings, quoted identifiers, dollar quotes and
+ * comments with anything but blanks, comments and ';' after it. */
+static bool separated(const char *sql, bool bs)
+{
+	const char *p = sql;
+
+	while (*p != '\0') {
+		if (*p == ';')
+			return *skip_blank(p) != '\0';
+		p = skip_token(sql, p, bs);
+	}
+	return false;
+}
+
+/* Whether sql may hold more than one statement, whatever the session's
+ * standard_conforming_strings (the plugin may change it). */
+static bool many_statements(const char *sql)
+{
+	return separated(sql, false) || separated(sql, true);
 }
 
 /* Copies the next word (letters and _) of p, upper-cased; returns after it. */
@@ -279,6 +386,8 @@ static int svc_tx_exec(void *opaque, const struct outbox_ctx *ctx, struct outbox
 		*rows = NULL;
 	if (tx_refused(tx, err, errlen) < 0)
 		return -1;
+	if (verb == NULL && sql != NULL && many_statements(sql))
+		verb = "more than one statement";
 	if (verb != NULL) {
 		tx->ended = true;
 		snprintf(tx->why, sizeof(tx->why),

@@ -11,8 +11,13 @@
  * commit() inserts one row (job_id, attempt, generation) into
  * public.recorder_runs through tx_exec, then runs plugin.commit_sql (any
  * statement, e.g. COMMIT, to test what the host allows; "-": none) through
- * tx_exec, then returns RETRY when plugin.fail_commit is true (so the row
- * must be rolled back), else OK.  A failed tx_exec returns RETRY.
+ * tx_exec (plugin.commit_sql_file: the statement is that file's text, for
+ * statements an ini value cannot hold; plugin.commit_sql_job: only for
+ * that job), then returns RETRY when
+ * plugin.fail_commit is true (so the row must be rolled back), else OK.
+ * A failed tx_exec returns RETRY, except that for the job plugin.poison_job
+ * commit() runs a failing statement (a division by zero) and returns OK
+ * anyway, as a careless plugin could.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +39,9 @@ struct recorder {
 	enum outbox_verdict verdict;
 	const char *log_file;
 	const char *commit_sql;
+	char *commit_sql_buf;         /* owned: plugin.commit_sql_file's text */
+	const char *poison_job;
+	const char *commit_sql_job;
 };
 
 static const struct outbox_option options[] = {
@@ -45,8 +53,39 @@ static const struct outbox_option options[] = {
 	{"fail_commit", OUTBOX_OPT_BOOL, "false", 0, 0, 0, "commit() writes, then asks for RETRY"},
 	{"log_file", OUTBOX_OPT_STRING, "-", 0, 0, 0, "file that gets one line per execution"},
 	{"commit_sql", OUTBOX_OPT_STRING, "-", 0, 0, 0, "statement commit() also runs; - for none"},
+	{"commit_sql_file", OUTBOX_OPT_STRING, "-", 0, 0, 0, "file holding commit_sql; - for none"},
+	{"commit_sql_job", OUTBOX_OPT_STRING, "-", 0, 0, 0,
+	 "job_id whose commit() alone runs commit_sql; - for every job"},
+	{"poison_job", OUTBOX_OPT_STRING, "-", 0, 0, 0,
+	 "job_id whose commit() hits an SQL error and returns OK"},
 	{NULL, 0, NULL, 0, 0, 0, NULL},
 };
+
+/* Reads path into r->commit_sql_buf (owned by r). */
+static int read_sql_file(struct recorder *r, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	long n = -1;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "could not open \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	if (fseek(f, 0, SEEK_END) == 0)
+		n = ftell(f);
+	if (n >= 0 && fseek(f, 0, SEEK_SET) != 0)
+		n = -1;
+	r->commit_sql_buf = n >= 0 ? calloc(1, (size_t)n + 1) : NULL;
+	if (r->commit_sql_buf == NULL || fread(r->commit_sql_buf, 1, (size_t)n, f) != (size_t)n) {
+		snprintf(err, errlen, "could not read \"%s\"", path);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	r->commit_sql_buf[strcspn(r->commit_sql_buf, "\n")] = '\0';
+	r->commit_sql = r->commit_sql_buf;
+	return 0;
+}
 
 static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void **instance,
                     char *err, size_t errlen)
@@ -67,6 +106,11 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->fail_commit = host->option_bool(ctx, "fail_commit");
 	r->log_file = host->option(ctx, "log_file");
 	r->commit_sql = host->option(ctx, "commit_sql");
+	r->poison_job = host->option(ctx, "poison_job");
+	r->commit_sql_job = host->option(ctx, "commit_sql_job");
+	if (strcmp(host->option(ctx, "commit_sql_file"), "-") != 0 &&
+	    read_sql_file(r, host->option(ctx, "commit_sql_file"), err, errlen) < 0)
+		return -1;
 	verdict = host->option(ctx, "verdict");
 	if (strcmp(verdict, "ok") == 0) {
 		r->verdict = OUTBOX_OK;
@@ -83,7 +127,11 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 
 static void rec_destroy(void *instance)
 {
-	free(instance);
+	struct recorder *r = instance;
+
+	if (r != NULL)
+		free(r->commit_sql_buf);
+	free(r);
 }
 
 static void log_execution(struct recorder *r, const struct outbox_job *job)
@@ -143,7 +191,13 @@ static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *j
 	                         " VALUES ($1, $2::integer, $3::integer)",
 	                     3, params, NULL, err, errlen) < 0)
 		return OUTBOX_RETRY;
+	if (strcmp(r->poison_job, job->job_id) == 0) {
+		(void)r->host->tx_exec(tx, "SELECT 1 / 0", 0, NULL, NULL, err, errlen);
+		err[0] = '\0';
+		return OUTBOX_OK;
+	}
 	if (strcmp(r->commit_sql, "-") != 0 &&
+	    (strcmp(r->commit_sql_job, "-") == 0 || strcmp(r->commit_sql_job, job->job_id) == 0) &&
 	    r->host->tx_exec(tx, r->commit_sql, 0, NULL, NULL, err, errlen) < 0)
 		return OUTBOX_RETRY;
 	if (r->fail_commit) {

@@ -33,6 +33,42 @@ for sql in "COMMIT" "rollback" "BEGIN" "SAVEPOINT s1" "/* hidden */ commit" "END
 	check "(a) '$sql': consumer exits 0" stop_consumer
 done
 
+# (a2) statements that hide transaction control behind ';' or a nested
+# comment, or run a second statement, are refused as well; the other job of
+# the same receive batch succeeds once; a ';' inside literals, quoted
+# identifiers, dollar quotes and comments is allowed.
+m=0
+a2_case() { # SQL VERDICT(refused|ok)
+	local sql=$1 want=$2 J G
+	m=$((m + 1))
+	printf '%s\n' "$sql" >"$TEST_TMP/a2-$m.sql"
+	J=$(enqueue_job "$DB" news "a2-bad-$m")
+	G=$(enqueue_job "$DB" news "a2-good-$m")
+	WORKERS=1 consumer_ini "$TEST_TMP/a2-$m.ini" "$DB" news "$QURL" "$DLQURL" "plugin.commit_sql_file = $TEST_TMP/a2-$m.sql
+plugin.commit_sql_job = $J"
+	send_body "$QURL" "$(event_body "$DB" "$J")"
+	send_body "$QURL" "$(event_body "$DB" "$G")"
+	start_consumer "$TEST_TMP/a2-$m.ini" "$TEST_TMP/consumer.log"
+	if [ "$want" = refused ]; then
+		check "(a2) '$sql': the job is DEAD PERMANENT" wait_for 20 dead_as "$J" DEAD:PERMANENT
+		check "(a2) '$sql': last_error names it" eval '[[ "$(last_error "$J")" == *"the plugin tried to end the transaction"* ]]'
+		check "(a2) '$sql': the plugin's row was rolled back" [ "$(recorder_rows "$DB" "$J")" = 0 ]
+	else
+		check "(a2) '$sql': allowed, the job succeeds" wait_for 20 status_is "$DB" "$J" SUCCEEDED
+		check "(a2) '$sql': one row" [ "$(recorder_rows "$DB" "$J")" = 1 ]
+	fi
+	check "(a2) '$sql': the other job succeeds" wait_for 20 status_is "$DB" "$G" SUCCEEDED
+	check "(a2) '$sql': messages deleted" wait_for 10 depth_is "$QURL" 0
+	check "(a2) '$sql': consumer exits 0" stop_consumer
+	check "(a2) '$sql': the other job's row committed once" [ "$(recorder_rows "$DB" "$G")" = 1 ]
+}
+for sql in ";COMMIT" "; COMMIT" "/* /* */ */ COMMIT" ";;ROLLBACK" "SELECT 1; COMMIT" \
+	"SELECT 'it''s'; COMMIT" "SELECT \$\$;\$\$; COMMIT" "SELECT E'\\'';'; COMMIT" \
+	"SELECT 'a\\'; COMMIT; SELECT ''"; do
+	a2_case "$sql" refused
+done
+a2_case "SELECT 'a;b' AS s, E'c\\';d' AS e, \$q\$;COMMIT\$q\$ AS d, 1 AS \"x;y\" /* ; /* ; */ ; */ ; -- ; COMMIT" ok
+
 # (b) price jobs of window (SYM, 2026-01-01 00:00Z), generation 1
 psql_q "$DB" "INSERT INTO outbox.price_windows (symbol, window_start, artifact_key, artifact_sha256)
 	VALUES ('SYM', '2026-01-01T00:00:00Z', 'k', repeat('a', 64))" >/dev/null
