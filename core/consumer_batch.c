@@ -29,6 +29,8 @@ struct bjob {
 	bool rest;                    /* left to consumer_worker_process() */
 	bool won;                     /* claim won; heartbeat slot active */
 	bool executed;                /* execute() returned v */
+	bool lost;                    /* its claim did not hold at completion */
+	bool refused;                 /* commit() returned RETRY or FAIL */
 	struct ledger_claim claim;
 	char *payload;                /* owned: JSON text */
 	json_t *payload_json;         /* owned reference */
@@ -248,15 +250,39 @@ static void run_all(struct batch *b)
 	}
 }
 
+/* After commit() returned OK over an SQL error of its own: the savepoint
+ * rolled back and RETRY with the error, or -1 when there is no savepoint
+ * to go back to (the whole transaction is lost). */
+static int commit_errored(struct consumer_worker *w, struct outbox_tx *tx, char *err,
+                          size_t errlen)
+{
+	char sqlerr[512];
+
+	if (!tx->savepoint_taken) {
+		snprintf(err, errlen, "commit() returned OK in a failed transaction: %s",
+		         PQerrorMessage(w->conn));
+		return -1;
+	}
+	snprintf(sqlerr, sizeof(sqlerr), "%s", err[0] ? err : PQerrorMessage(w->conn));
+	sqlerr[strcspn(sqlerr, "\n")] = '\0';
+	snprintf(err, errlen, "commit() returned OK after an SQL error: %s", sqlerr);
+	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
+	                errlen - strlen(err)) < 0)
+		return -1;
+	return OUTBOX_RETRY;
+}
+
 /* The job's commit() behind its savepoint.  Returns its verdict (the
- * savepoint rolled back unless OK), or -1 when the transaction broke. */
+ * savepoint rolled back unless OK; RETRY when commit() returned OK over an
+ * SQL error), or -1 when the transaction broke. */
 static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
 {
 	struct consumer_worker *w = b->w;
 	struct outbox_tx tx = {.conn = w->conn, .savepoint = true};
-	enum outbox_verdict v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err,
-	                                               errlen);
+	enum outbox_verdict v;
 
+	err[0] = '\0';
+	v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err, errlen);
 	if (consumer_tx_violated(&tx)) {
 		/* tx_exec refused transaction control (the transaction is still
 		 * open, else the whole batch is lost): the job fails. */
@@ -268,6 +294,8 @@ static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
 		    PQtransactionStatus(w->conn) != PQTRANS_INERROR)
 			return -1;
 	}
+	if (v == OUTBOX_OK && PQtransactionStatus(w->conn) == PQTRANS_INERROR)
+		return commit_errored(w, &tx, err, errlen);
 	if (v == OUTBOX_OK || !tx.savepoint_taken)
 		return (int)v;
 	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
@@ -289,14 +317,18 @@ static void succeeded(struct batch *b, struct bjob *const *ok, size_t n)
 	}
 }
 
-/* Jobs whose commit() refused: RETRY or FAIL, after the transaction. */
+/* Jobs whose commit() refused: RETRY or FAIL, after the transaction
+ * (reconnecting first if it broke; else they wait for their leases). */
 static void refused(struct batch *b, struct bjob *const *no, size_t n)
 {
+	if (n > 0 && consumer_worker_ensure(b->w) < 0)
+		return;
 	for (size_t k = 0; k < n; k++) {
 		struct bjob *j = no[k];
 
 		if (j->v == OUTBOX_FAIL)
-			consumer_worker_fail(b->w, j->m, &j->claim, j->msg);
+			consumer_worker_fail(b->w, j->m, &j->claim,
+			                     j->msg[0] ? j->msg : "commit() failed permanently");
 		else
 			consumer_worker_retry(b->w, j->m, &j->claim,
 			                      j->msg[0] ? j->msg : "commit() asked for a retry");
@@ -321,6 +353,7 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, stru
 		return -1;
 	for (size_t k = 0; k < n; k++) {
 		if (!held[k]) {
+			todo[k]->lost = true;
 			w->counters.lost_claims++;
 			log_warning("lost the claim; the handler's result is discarded job_id=%s",
 			            todo[k]->claim.job_id);
@@ -337,6 +370,7 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, stru
 			continue;
 		}
 		todo[k]->v = (enum outbox_verdict)rc;
+		todo[k]->refused = true;
 		snprintf(todo[k]->msg, sizeof(todo[k]->msg), "%s", cerr);
 		no[(*n_no)++] = todo[k];
 	}
@@ -348,7 +382,23 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, stru
 	return rc == (int)*n_ok ? 0 : -1;
 }
 
-/* One transaction for every OK verdict of the batch. */
+/* After a failed completion transaction rolled back: each job not lost
+ * and not refused is recorded RETRY with its backoff (its CAS), so its
+ * commit() is not run again blindly at once. */
+static void retry_rolled_back(struct batch *b, struct bjob *const *todo, size_t n,
+                              const char *err)
+{
+	char why[MSG_LEN + 64];
+
+	snprintf(why, sizeof(why), "the completion transaction failed: %s", err);
+	for (size_t k = 0; k < n; k++) {
+		if (!todo[k]->lost && !todo[k]->refused)
+			consumer_worker_retry(b->w, todo[k]->m, &todo[k]->claim, why);
+	}
+}
+
+/* One transaction for every OK verdict of the batch; the verdicts commit()
+ * refused are recorded whatever happens to it. */
 static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 {
 	struct consumer_worker *w = b->w;
@@ -356,18 +406,21 @@ static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 	size_t n_ok = 0, n_no = 0;
 	char err[MSG_LEN], rerr[256];
 
-	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
+	if (consumer_worker_ensure(w) < 0 || consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
 		log_warning("could not begin the completion of %zu job(s); they are retried when"
-		            " their leases expire: %s dest=%s", n, err, w->dest->name);
+		            " their leases expire dest=%s", n, w->dest->name);
 		consumer_worker_db_failed(w);
 		return;
 	}
 	if (complete_tx(b, todo, n, ok, &n_ok, no, &n_no, err, sizeof(err)) < 0) {
-		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0)
+		log_warning("could not record the completion of %zu job(s): %s dest=%s", n, err,
+		            w->dest->name);
+		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0) {
 			consumer_worker_db_failed(w);
-		log_warning("could not record the completion of %zu job(s); they are retried when"
-		            " their leases expire: %s dest=%s", n, err, w->dest->name);
-		consumer_worker_db_failed(w);
+		} else {
+			retry_rolled_back(b, todo, n, err);
+		}
+		refused(b, no, n_no);
 		return;
 	}
 	FAULT_POINT("consumer.in_commit");
@@ -375,6 +428,7 @@ static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 		log_error("could not commit the completion of %zu job(s); they are retried when"
 		          " their leases expire: %s dest=%s", n, err, w->dest->name);
 		consumer_worker_db_failed(w);
+		refused(b, no, n_no);
 		return;
 	}
 	succeeded(b, ok, n_ok);

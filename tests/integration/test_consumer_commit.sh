@@ -69,6 +69,35 @@ for sql in ";COMMIT" "; COMMIT" "/* /* */ */ COMMIT" ";;ROLLBACK" "SELECT 1; COM
 done
 a2_case "SELECT 'a;b' AS s, E'c\\';d' AS e, \$q\$;COMMIT\$q\$ AS d, 1 AS \"x;y\" /* ; /* ; */ ; */ ; -- ; COMMIT" ok
 
+# (c) a commit() that hits an SQL error but returns OK poisons only its own
+# job: the other jobs of the receive batch succeed exactly once, the
+# poisoned one is rolled back to its savepoint and retried with a backoff.
+P=$(enqueue_job "$DB" news c-poison)
+G1=$(enqueue_job "$DB" news c-good-1)
+G2=$(enqueue_job "$DB" news c-good-2)
+G3=$(enqueue_job "$DB" news c-good-3)
+WORKERS=1 consumer_ini "$TEST_TMP/c.ini" "$DB" news "$QURL" "$DLQURL" "plugin.poison_job = $P"
+for J in "$G1" "$P" "$G2" "$G3"; do
+	send_body "$QURL" "$(event_body "$DB" "$J")"
+done
+poison_retried() {
+	[ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE job_id = '$P'
+		AND status = 'PENDING' AND attempt_count >= 1 AND next_attempt_at > now()
+		AND last_error LIKE 'commit() returned OK after an SQL error: %division by zero%'")" = 1 ]
+}
+start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/consumer.log"
+for J in "$G1" "$G2" "$G3"; do
+	check "(c) good job $J succeeds" wait_for 20 status_is "$DB" "$J" SUCCEEDED
+done
+check "(c) the poisoned job is PENDING with a backoff and its error" wait_for 20 poison_retried
+check "(c) consumer exits 0" stop_consumer
+for J in "$G1" "$G2" "$G3"; do
+	check "(c) good job $J committed once" [ "$(recorder_rows "$DB" "$J")" = 1 ]
+done
+check "(c) the poisoned job's row was rolled back" [ "$(recorder_rows "$DB" "$P")" = 0 ]
+check "(c) not DEAD" [ "$(job_status "$DB" "$P")" != DEAD ]
+sqs PurgeQueue "{\"QueueUrl\":\"$QURL\"}" >/dev/null
+
 # (b) price jobs of window (SYM, 2026-01-01 00:00Z), generation 1
 psql_q "$DB" "INSERT INTO outbox.price_windows (symbol, window_start, artifact_key, artifact_sha256)
 	VALUES ('SYM', '2026-01-01T00:00:00Z', 'k', repeat('a', 64))" >/dev/null
