@@ -186,6 +186,19 @@ static void give_back_claim(struct batch *b, struct bjob *j)
 	consumer_worker_release(w, j->m, &j->claim);
 }
 
+/* The claim CAS extending a waiting claim's lease, reconnecting first (an
+ * earlier step of the batch may have dropped the connection). */
+static int extend(struct consumer_worker *w, const struct ledger_claim *claim, char *err,
+                  size_t errlen)
+{
+	if (consumer_worker_ensure(w) < 0) {
+		snprintf(err, errlen, "no database connection");
+		return -1;
+	}
+	return ledger_extend_lease(w->conn, claim, w->c->cfg->consumer.lease_seconds, err,
+	                           errlen);
+}
+
 /*
  * May the waiting claim j run now?  Not when the heartbeat lost or
  * released it; when it is older than a third of the lease, its lease is
@@ -202,7 +215,7 @@ static bool still_ours(struct batch *b, struct bjob *j)
 	if (w->c->hb != NULL && heartbeat_outcome(w->c->hb, slot_of(b, j)) != HEARTBEAT_KEPT)
 		rc = 0;
 	else if (now_ms() - j->claimed_ms > (int64_t)lease * 1000 / 3)
-		rc = ledger_extend_lease(w->conn, &j->claim, lease, err, sizeof(err));
+		rc = extend(w, &j->claim, err, sizeof(err));
 	if (rc == 1)
 		return true;
 	if (rc < 0) {
@@ -442,6 +455,9 @@ static void complete_all(struct batch *b)
 	struct bjob *ok[SQS_MAX_BATCH_ENTRIES];
 	size_t n = 0;
 
+	if (consumer_worker_ensure(w) < 0)
+		log_warning("no database connection to record the batch's verdicts; they are"
+		            " retried when their leases expire dest=%s", w->dest->name);
 	for (size_t i = 0; i < b->n; i++) {
 		struct bjob *j = &b->j[i];
 
@@ -451,6 +467,8 @@ static void complete_all(struct batch *b)
 		if (w->c->hb != NULL && heartbeat_end(w->c->hb, slot_of(b, j)) == HEARTBEAT_RELEASED)
 			log_warning("handler finished after its claim was released; result discarded"
 			            " job_id=%s", j->claim.job_id);
+		else if (w->conn == NULL)
+			continue; /* CLAIMED until its lease expires */
 		else if (j->v == OUTBOX_OK)
 			ok[n++] = j;
 		else if (j->v == OUTBOX_RETRY)
