@@ -112,7 +112,8 @@ static int record(struct consumer_worker *w, const struct sqs_message *m, int *k
 		outcome = decide(w, &pm, &lease_left, err, sizeof(err));
 	if (outcome == leased) {
 		rollback_dlq(w);
-		*keep_seconds = consumer_visibility_cap(lease_left) + DLQ_LEASE_MARGIN_SECONDS;
+		/* The margin added first: the sum stays in the SQS range. */
+		*keep_seconds = consumer_visibility_cap(lease_left + DLQ_LEASE_MARGIN_SECONDS);
 		log_warning("job is under a live lease; dead-letter message kept for %d s"
 		            " dest=%s message_id=%s job_id=%s", *keep_seconds, w->dest->name,
 		            m->message_id, pm.job_id);
