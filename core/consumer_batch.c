@@ -31,6 +31,7 @@ struct bjob {
 	bool executed;                /* execute() returned v */
 	bool lost;                    /* its claim did not hold at completion */
 	bool refused;                 /* commit() returned RETRY or FAIL */
+	bool carrier;                 /* its slot also keeps the rest messages fresh */
 	struct ledger_claim claim;
 	char *payload;                /* owned: JSON text */
 	json_t *payload_json;         /* owned reference */
@@ -99,10 +100,23 @@ static void won(struct batch *b, struct bjob *j)
 	j->claimed_ms = now_ms();
 }
 
+/* The receipt handles of the messages left to the per-message rules. */
+static size_t rest_handles(const struct batch *b, const char **handles)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < b->n; k++) {
+		if (b->j[k].rest)
+			handles[n++] = b->j[k].m->receipt_handle;
+	}
+	return n;
+}
+
 /*
  * A heartbeat slot per won claim, from now to its completion: its own
  * message; the first one's also carries the messages left to the
- * per-message rules, which wait behind the whole batch.
+ * per-message rules, which wait behind the whole batch (handed on by
+ * end_slot() when that claim ends first).
  */
 static void begin_heartbeats(struct batch *b)
 {
@@ -116,14 +130,39 @@ static void begin_heartbeats(struct batch *b)
 
 		if (!b->j[i].won)
 			continue;
+		if (first)
+			hj.n_handles = rest_handles(b, handles + 1) + 1;
 		handles[0] = b->j[i].m->receipt_handle;
-		for (size_t k = 0; first && k < b->n; k++) {
-			if (b->j[k].rest)
-				handles[hj.n_handles++] = b->j[k].m->receipt_handle;
-		}
+		b->j[i].carrier = first;
 		first = false;
 		heartbeat_begin(w->c->hb, slot_of(b, &b->j[i]), &hj);
 	}
+}
+
+/* Ends j's heartbeat slot (j->won is false by now); the rest messages it
+ * carried go to the next won claim still beating.  Returns the outcome. */
+static enum heartbeat_outcome end_slot(struct batch *b, struct bjob *j)
+{
+	struct heartbeat *hb = b->w->c->hb;
+	const char *handles[SQS_MAX_BATCH_ENTRIES];
+	enum heartbeat_outcome out;
+	size_t n;
+
+	if (hb == NULL)
+		return HEARTBEAT_KEPT;
+	out = heartbeat_end(hb, slot_of(b, j));
+	if (!j->carrier)
+		return out;
+	j->carrier = false;
+	n = rest_handles(b, handles);
+	for (size_t k = 0; n > 0 && k < b->n; k++) {
+		if (b->j[k].won && heartbeat_outcome(hb, slot_of(b, &b->j[k])) == HEARTBEAT_KEPT) {
+			b->j[k].carrier = true;
+			heartbeat_carry(hb, slot_of(b, &b->j[k]), handles, n);
+			break;
+		}
+	}
+	return out;
 }
 
 /* The claim statement; messages not won are left to the per-message rules. */
@@ -177,10 +216,10 @@ static int claim(struct batch *b)
 static void give_back_claim(struct batch *b, struct bjob *j)
 {
 	struct consumer_worker *w = b->w;
-	enum heartbeat_outcome hb =
-		w->c->hb != NULL ? heartbeat_end(w->c->hb, slot_of(b, j)) : HEARTBEAT_KEPT;
+	enum heartbeat_outcome hb;
 
 	j->won = false;
+	hb = end_slot(b, j);
 	if (hb != HEARTBEAT_KEPT)
 		return; /* released by the heartbeat already, or lost */
 	consumer_worker_release(w, j->m, &j->claim);
@@ -226,9 +265,8 @@ static bool still_ours(struct batch *b, struct bjob *j)
 		w->counters.lost_claims++;
 		log_warning("lost the claim of a waiting job; not run job_id=%s", j->claim.job_id);
 	}
-	if (w->c->hb != NULL)
-		(void)heartbeat_end(w->c->hb, slot_of(b, j));
 	j->won = false;
+	(void)end_slot(b, j);
 	return false;
 }
 
@@ -276,7 +314,7 @@ static int commit_errored(struct consumer_worker *w, struct outbox_tx *tx, char 
 		         PQerrorMessage(w->conn));
 		return -1;
 	}
-	snprintf(sqlerr, sizeof(sqlerr), "%s", err[0] ? err : PQerrorMessage(w->conn));
+	snprintf(sqlerr, sizeof(sqlerr), "%.500s", err[0] ? err : PQerrorMessage(w->conn));
 	sqlerr[strcspn(sqlerr, "\n")] = '\0';
 	snprintf(err, errlen, "commit() returned OK after an SQL error: %s", sqlerr);
 	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
@@ -464,7 +502,7 @@ static void complete_all(struct batch *b)
 		if (!j->won || !j->executed)
 			continue;
 		j->won = false;
-		if (w->c->hb != NULL && heartbeat_end(w->c->hb, slot_of(b, j)) == HEARTBEAT_RELEASED)
+		if (end_slot(b, j) == HEARTBEAT_RELEASED)
 			log_warning("handler finished after its claim was released; result discarded"
 			            " job_id=%s", j->claim.job_id);
 		else if (w->conn == NULL)
@@ -482,18 +520,31 @@ static void complete_all(struct batch *b)
 		complete_ok(b, ok, n);
 }
 
+/* The rest messages after message i: the per-message heartbeat of i keeps
+ * them fresh, and nothing else (the batch's decided jobs keep the
+ * visibility their verdicts set). */
+static void set_waiting(struct batch *b, size_t i)
+{
+	b->w->n_waiting = 0;
+	for (size_t k = i + 1; k < b->n; k++) {
+		if (b->j[k].rest)
+			b->w->waiting[b->w->n_waiting++] = b->j[k].m->receipt_handle;
+	}
+}
+
 /* The per-message rules for every message the batch did not take. */
 static void process_rest(struct batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		if (!b->j[i].rest)
 			continue;
-		b->w->batch_pos = i; /* the heartbeat keeps the later messages fresh */
+		set_waiting(b, i);
 		if (consumer_stopping(b->w->c))
 			consumer_worker_give_back(b->w, b->j[i].m);
 		else
 			consumer_worker_process(b->w, b->j[i].m);
 	}
+	b->w->n_waiting = 0;
 }
 
 static void free_batch(struct batch *b)

@@ -50,11 +50,12 @@ struct consumer_worker {
 	 * gets every message waiting (up to 10) instead of all of them waking
 	 * for the same few (docs/consumer.md, "Threads"). */
 	pthread_mutex_t *receive_lock;
-	/* The receive batch being processed (borrowed; NULL outside one, and
-	 * in consumer_runner) and the index of the message being processed:
-	 * the heartbeat keeps the later ones visible-timeout-fresh too. */
-	const struct sqs_messages *batch;
-	size_t batch_pos;
+	/* The receipt handles (borrowed from the receive batch) of the
+	 * messages left to the per-message rules that wait behind the one
+	 * being processed: its heartbeat keeps them visibility-fresh too.
+	 * None outside a batch, and in consumer_runner. */
+	const char *waiting[SQS_MAX_BATCH_ENTRIES];
+	size_t n_waiting;
 };
 
 struct consumer {

@@ -331,9 +331,8 @@ static void begin_heartbeat(struct run *r, const char **handles)
 	struct heartbeat_job hj = {&r->claim, w->dest->queue_url, handles, 1, w->batch_received_ms};
 
 	handles[0] = r->m->receipt_handle;
-	for (size_t i = w->batch_pos + 1; w->batch != NULL && i < w->batch->n &&
-	                                  hj.n_handles < SQS_MAX_BATCH_ENTRIES; i++)
-		handles[hj.n_handles++] = w->batch->items[i].receipt_handle;
+	for (size_t i = 0; i < w->n_waiting && hj.n_handles < SQS_MAX_BATCH_ENTRIES; i++)
+		handles[hj.n_handles++] = w->waiting[i];
 	heartbeat_begin(w->c->hb, w->slot, &hj);
 }
 
@@ -678,9 +677,7 @@ void *consumer_worker_main(void *arg)
 		if (receive_locked(w, &msgs) < 0)
 			continue;
 		w->batch_received_ms = now_ms();
-		w->batch = &msgs;
 		consumer_batch_process(w, &msgs);
-		w->batch = NULL;
 		consumer_worker_flush_deletes(w);
 		sqs_messages_free(&msgs);
 	}

@@ -164,6 +164,19 @@ static void wait_tick(struct heartbeat *hb)
 	pthread_cond_timedwait(&hb->cond, &hb->lock, &until);
 }
 
+/* Under the lock: the slot of the thread's i-th due beat is free again,
+ * with the beat's outcome. */
+static void slot_done(struct heartbeat *hb, struct hb_thread *t, size_t i)
+{
+	struct hb_slot *s = &hb->slots[t->due[i]];
+
+	s->busy[t->kind] = false;
+	if (s->outcome == HEARTBEAT_KEPT)
+		s->outcome = t->out[i];
+	s->next_ms[t->kind] = now_ms() + hb->interval_ms;
+	pthread_cond_broadcast(&hb->cond);
+}
+
 /* One thread per kind: leases first for every due slot, never behind SQS. */
 static void *hb_main(void *arg)
 {
@@ -179,24 +192,18 @@ static void *hb_main(void *arg)
 			wait_tick(hb);
 			continue;
 		}
-		pthread_mutex_unlock(&hb->lock);
 		for (size_t i = 0; i < n; i++) {
+			/* Each slot is given back right after its own beat, so a
+			 * heartbeat_end() waits for one beat, not the round. */
+			pthread_mutex_unlock(&hb->lock);
 			out[i] = HEARTBEAT_KEPT;
 			if (t->kind == HB_LEASE)
 				out[i] = lease_beat(hb, &t->copies[i]);
 			else
 				visibility_beat(hb, &t->copies[i]);
+			pthread_mutex_lock(&hb->lock);
+			slot_done(hb, t, i);
 		}
-		pthread_mutex_lock(&hb->lock);
-		for (size_t i = 0; i < n; i++) {
-			struct hb_slot *s = &hb->slots[t->due[i]];
-
-			s->busy[t->kind] = false;
-			if (s->outcome == HEARTBEAT_KEPT)
-				s->outcome = out[i];
-			s->next_ms[t->kind] = now_ms() + hb->interval_ms;
-		}
-		pthread_cond_broadcast(&hb->cond);
 	}
 	pthread_mutex_unlock(&hb->lock);
 	return NULL;
@@ -280,6 +287,15 @@ void heartbeat_begin(struct heartbeat *hb, size_t slot, const struct heartbeat_j
 	s->next_ms[HB_LEASE] = now_ms() + hb->interval_ms;
 	s->next_ms[HB_VIS] = job->received_ms + hb->interval_ms;
 	pthread_cond_broadcast(&hb->cond);
+	pthread_mutex_unlock(&hb->lock);
+}
+
+void heartbeat_carry(struct heartbeat *hb, size_t slot, const char *const *handles, size_t n)
+{
+	pthread_mutex_lock(&hb->lock);
+	struct hb_slot *s = &hb->slots[slot];
+	for (size_t i = 0; s->active && i < n && s->n_handles < SQS_MAX_BATCH_ENTRIES; i++)
+		s->handles[s->n_handles++] = handles[i];
 	pthread_mutex_unlock(&hb->lock);
 }
 

@@ -71,6 +71,12 @@ void heartbeat_begin(struct heartbeat *hb, size_t slot, const struct heartbeat_j
  * batch: do not run it unless HEARTBEAT_KEPT). */
 enum heartbeat_outcome heartbeat_outcome(struct heartbeat *hb, size_t slot);
 
+/* Adds handles (the array copied, the strings borrowed until
+ * heartbeat_end()) to the messages the active slot keeps visible, up to
+ * SQS_MAX_BATCH_ENTRIES in all: messages another slot carried until its
+ * claim ended. */
+void heartbeat_carry(struct heartbeat *hb, size_t slot, const char *const *handles, size_t n);
+
 /* Stop beating for slot (waits for a beat in progress). */
 enum heartbeat_outcome heartbeat_end(struct heartbeat *hb, size_t slot);
 
