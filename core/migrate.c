@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "db.h"
+#include "sigv4.h" /* sigv4_sha256_hex(): the checksum recorded per file */
 
 #define MIGRATE_LOCK_KEY "7346010542"  /* arbitrary, constant advisory lock key */
 
@@ -101,22 +100,6 @@ fail:
 	return -1;
 }
 
-static void checksum_hex(const char *data, char out[65])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-
-	out[0] = '\0';
-	if (EVP_Digest(data, strlen(data), md, &len, EVP_sha256(), NULL) != 1)
-		return;
-	for (unsigned int i = 0; i < len; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	out[2 * len] = '\0';
-}
-
 static int compare_version(const void *a, const void *b)
 {
 	const struct migration *x = a, *y = b;
@@ -144,7 +127,7 @@ static int add_file(struct migration_set *set, const char *dir, const char *name
 	set->n++;
 	if (read_file(m->path, &m->sql, err, errlen) < 0)
 		return -1;
-	checksum_hex(m->sql, m->checksum);
+	sigv4_sha256_hex(m->sql, strlen(m->sql), m->checksum);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
