@@ -314,7 +314,6 @@ int cmd_ingest_window(struct ctl *ctl, int argc, char **argv)
 {
 	struct ingest_args args;
 
-	fault_init();
 	if (parse_args(argc, argv, &args) < 0)
 		return CTL_EXIT_USAGE;
 	return ingest(ctl, &args);

@@ -355,7 +355,6 @@ int cmd_reconcile_artifacts(struct ctl *ctl, int argc, char **argv)
 {
 	struct reconcile_args args;
 
-	fault_init();
 	if (parse_args(argc, argv, &args) < 0)
 		return CTL_EXIT_USAGE;
 	return reconcile(ctl, &args);

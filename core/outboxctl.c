@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "ctl.h"
+#include "fault.h"
 #include "log.h"
 
 struct command {
@@ -89,6 +90,7 @@ int main(int argc, char **argv)
 		return CTL_EXIT_OK;
 	}
 	/* Before any thread exists, as libcurl requires. */
+	fault_init();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name) == 0) {
