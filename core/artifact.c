@@ -6,6 +6,7 @@
  * plugin compiles this file into itself with ARTIFACT_API defined static.
  */
 #include "artifact.h"
+#include "hexdigest.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
 static int64_t days_from_civil(int64_t y, int m, int d)
@@ -133,23 +133,6 @@ ARTIFACT_API void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1
 	if (gmtime_r(&tt, &tm) == NULL ||
 	    strftime(out, ARTIFACT_TIME_LEN + 1, "%Y-%m-%dT%H:%M:%SZ", &tm) != ARTIFACT_TIME_LEN)
 		out[0] = '\0';
-}
-
-ARTIFACT_API void artifact_sha256_hex(const void *data, size_t len,
-                                      char out[ARTIFACT_SHA256_HEX_LEN + 1])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-
-	out[0] = '\0';
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
-		return;
-	for (unsigned int i = 0; i < mdlen; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	out[2 * mdlen] = '\0';
 }
 
 ARTIFACT_API int artifact_check_symbol(const char *symbol, char *err, size_t errlen)
@@ -323,7 +306,7 @@ static int canonical_body(struct artifact *a)
 	if (a->body == NULL)
 		goto out;
 	a->len = strlen(a->body);
-	artifact_sha256_hex(a->body, a->len, a->sha256);
+	(void)sha256_hex(a->body, a->len, a->sha256);
 	rc = 0;
 out:
 	json_decref(doc);
@@ -409,7 +392,7 @@ ARTIFACT_API int artifact_parse(const char *body, size_t len, struct artifact *o
 	    artifact_bars_from_json(json_object_get(doc, "bars"), out->window_start, 0,
 	                            &out->bars, err, errlen) < 0)
 		goto out;
-	artifact_sha256_hex(body, len, out->sha256);
+	(void)sha256_hex(body, len, out->sha256);
 	rc = 0;
 out:
 	json_decref(doc);

@@ -66,10 +66,6 @@ ARTIFACT_API int artifact_parse_time(const char *text, int64_t *out);
 /* Formats t as "YYYY-MM-DDTHH:MM:SSZ" into out (21 bytes). */
 ARTIFACT_API void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1]);
 
-/* Lower-case hex SHA-256 of data into out (65 bytes). */
-ARTIFACT_API void artifact_sha256_hex(const void *data, size_t len,
-                                      char out[ARTIFACT_SHA256_HEX_LEN + 1]);
-
 /* 0 if symbol is 1..32 characters of [A-Za-z0-9._-]; else -1 with err set. */
 ARTIFACT_API int artifact_check_symbol(const char *symbol, char *err, size_t errlen);
 

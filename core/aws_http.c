@@ -2,6 +2,7 @@
  * aws_http.c: signed libcurl transport for SQS and S3 (see aws_http.h).
  */
 #include "aws_http.h"
+#include "hexdigest.h"
 
 #include <stdatomic.h>
 #include <curl/curl.h>
@@ -446,7 +447,7 @@ int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
 	}
 	sigv4_format_date((long long)time(NULL), date);
 	if (c->s3)
-		sigv4_sha256_hex(req->body, req->body_len, hash);
+		(void)sha256_hex(req->body, req->body_len, hash);
 	struct sigv4_request sreq = {
 		.method = req->method, .path = req->path, .query = req->query,
 		.headers = hdrs, .n_headers = build_signed_headers(c, req, host, date, hash, hdrs),

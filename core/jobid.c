@@ -12,8 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
-
+#include "hexdigest.h"
 #include "outbox/producer.h"
 
 char *outbox_canonical_json(const json_t *identity)
@@ -25,21 +24,8 @@ char *outbox_canonical_json(const json_t *identity)
 
 void outbox_job_id(const char *canonical, char out[OUTBOX_JOB_ID_LEN + 1])
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-
-	if (EVP_Digest(canonical, strlen(canonical), md, &mdlen, EVP_sha256(), NULL) != 1 ||
-	    mdlen != 32) {
-		/* Only fails if OpenSSL itself is broken; an empty id fails every CHECK. */
-		out[0] = '\0';
-		return;
-	}
-	for (unsigned int i = 0; i < mdlen; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	out[2 * mdlen] = '\0';
+	/* Only fails if OpenSSL itself is broken; an empty id fails every CHECK. */
+	(void)sha256_hex(canonical, strlen(canonical), out);
 }
 
 int outbox_event_id(const char *event_type, const char *job_id,

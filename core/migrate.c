@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "db.h"
-#include "sigv4.h" /* sigv4_sha256_hex(): the checksum recorded per file */
+#include "hexdigest.h"
 
 #define MIGRATE_LOCK_KEY "7346010542"  /* arbitrary, constant advisory lock key */
 
@@ -127,7 +127,7 @@ static int add_file(struct migration_set *set, const char *dir, const char *name
 	set->n++;
 	if (read_file(m->path, &m->sql, err, errlen) < 0)
 		return -1;
-	sigv4_sha256_hex(m->sql, strlen(m->sql), m->checksum);
+	(void)sha256_hex(m->sql, strlen(m->sql), m->checksum);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");

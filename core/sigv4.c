@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "hexdigest.h"
 #include "log.h"
 
 #define SIGV4_ALGORITHM "AWS4-HMAC-SHA256"
@@ -506,8 +507,7 @@ static void put_payload_hash(struct sbuf *sb, const struct sigv4_request *req)
 		free(v);
 		return;
 	}
-	sigv4_sha256_hex(req->body != NULL ? req->body : "", req->body_len, hex);
-	if (hex[0] == '\0')
+	if (sha256_hex(req->body != NULL ? req->body : "", req->body_len, hex) < 0)
 		sb->oom = true;
 	sb_puts(sb, hex);
 }
@@ -589,9 +589,10 @@ static int build_string_to_sign(const struct sigv4_request *req,
 		return -1;
 	if (get_amz_date(req, date) < 0)
 		goto fail;
-	sigv4_sha256_hex(creq, strlen(creq), hex);
-	if (hex[0] == '\0')
+	if (sha256_hex(creq, strlen(creq), hex) < 0) {
+		log_error("could not compute SHA-256 digest");
 		goto fail;
+	}
 	sb_puts(&sb, SIGV4_ALGORITHM "\n");
 	sb_puts(&sb, date);
 	sb_putc(&sb, '\n');
@@ -636,17 +637,6 @@ static int check_token_header(const struct sigv4_request *req,
 		return -1;
 	}
 	return 0;
-}
-
-static void hex_encode(const unsigned char *in, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[in[i] >> 4];
-		out[2 * i + 1] = hex[in[i] & 0xf];
-	}
-	out[2 * n] = '\0';
 }
 
 char *sigv4_authorization(const struct sigv4_request *req,
@@ -705,19 +695,6 @@ void sigv4_format_date(long long t, char out[17])
 		 * the server reject the request rather than us crash. */
 		memcpy(out, "19700101T000000Z", AMZ_DATE_LEN + 1);
 	}
-}
-
-void sigv4_sha256_hex(const void *data, size_t len, char out[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int md_len = 0;
-
-	if (EVP_Digest(data, len, md, &md_len, EVP_sha256(), NULL) != 1 || md_len != 32) {
-		log_error("could not compute SHA-256 digest");
-		out[0] = '\0';
-		return;
-	}
-	hex_encode(md, md_len, out);
 }
 
 int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,

@@ -112,13 +112,6 @@ bool sigv4_needs_security_token(const struct sigv4_credentials *creds);
 
 /* Format t (seconds since the epoch, UTC) as x-amz-date: 20150830T123600Z. */
 void sigv4_format_date(long long t, char out[17]);
-/*
- * Lower-case hex SHA-256 of data into out (65 bytes incl. NUL).  On an
- * OpenSSL failure (out of memory) out is set to "" and the failure logged;
- * the request then fails its signature check instead of being sent unsigned.
- */
-void sigv4_sha256_hex(const void *data, size_t len, char out[65]);
-
 /* HMAC-SHA256 of data with key into out; 0 ok, -1 on an OpenSSL failure. */
 int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,
                       size_t data_len, unsigned char out[32]) OUTBOX_MUSTCHECK;

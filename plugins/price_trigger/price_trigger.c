@@ -156,7 +156,7 @@ static int load_artifact(const struct price_trigger *self, const char *key, cons
 		free(data);
 		return rc == -1 ? -1 : -2;
 	}
-	artifact_sha256_hex(data, n, a->sha256);
+	(void)sha256_hex(data, n, a->sha256);
 	if (strcmp(a->sha256, sha256) != 0) {
 		snprintf(msg, len, "artifact \"%s\" has SHA-256 %s, the window says %s", key,
 		         a->sha256, sha256);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sigv4.h"
+#include "hexdigest.h"
 
 #define KEY_ID "AKIDTESTSERVER"
 #define SECRET "c2VjcmV0L2tleStmb3IvdGVzdHM="
@@ -205,7 +206,7 @@ static size_t build_headers(const struct call *c, int port,
 	if (c->token != NULL)
 		h[n++] = (struct sigv4_header){SIGV4_SECURITY_TOKEN_HEADER, c->token};
 	if (s3) {
-		sigv4_sha256_hex(c->body, strlen(c->body), store[2]);
+		(void)sha256_hex(c->body, strlen(c->body), store[2]);
 		h[n++] = (struct sigv4_header){SIGV4_CONTENT_SHA256_HEADER, store[2]};
 	}
 	return n;

@@ -22,6 +22,7 @@
 #include <outbox/plugin.h>
 
 #include "artifact.h"
+#include "hexdigest.h"
 
 #define WS "2026-11-27T14:35:00Z"
 #define PREV_WS "2026-11-27T14:30:00Z"
@@ -223,7 +224,7 @@ static void set_previous(size_t artifact_index)
 	char sha[ARTIFACT_SHA256_HEX_LEN + 1];
 	const struct mock_artifact *a = &m.artifacts[artifact_index];
 
-	artifact_sha256_hex(a->body, strlen(a->body), sha);
+	(void)sha256_hex(a->body, strlen(a->body), sha);
 	json_array_append_new(m.prev_rows, json_pack("{s:s, s:s, s:s}", "artifact_key", a->key,
 	                                             "artifact_sha256", sha, "window_start", PREV_WS));
 }
@@ -270,7 +271,7 @@ static json_t *job_payload(size_t artifact_index, const char *sha_override)
 	char sha[ARTIFACT_SHA256_HEX_LEN + 1];
 	const struct mock_artifact *a = &m.artifacts[artifact_index];
 
-	artifact_sha256_hex(a->body, strlen(a->body), sha);
+	(void)sha256_hex(a->body, strlen(a->body), sha);
 	return json_pack("{s:s, s:s, s:i, s:s, s:s}", "symbol", m.symbol, "window_start", m.ws,
 	                 "generation", 1, "artifact_key", a->key,
 	                 "artifact_sha256", sha_override != NULL ? sha_override : sha);
