@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h" /* exit codes only */
 #include "db.h"
 
 int artifact_store_open(struct artifact_store *st, const struct cfg *cfg)
@@ -85,8 +84,7 @@ int artifact_list_page_size(int *out, char *err, size_t errlen)
 	return 0;
 }
 
-int artifact_s3_exit_code(const struct aws_result *res)
+bool artifact_s3_conflict(const struct aws_result *res)
 {
-	return strcmp(res->code, "PreconditionFailed") == 0 ? CTL_EXIT_FAILURE
-	                                                    : CTL_EXIT_UNAVAILABLE;
+	return strcmp(res->code, "PreconditionFailed") == 0;
 }

@@ -51,8 +51,8 @@ int artifact_referenced(PGconn *conn, const char *key, bool *referenced,
  */
 int artifact_list_page_size(int *out, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
-/* The outboxctl exit code for a failed S3 call: 69 unless the answer says
- * the object exists with other content (1). */
-int artifact_s3_exit_code(const struct aws_result *res);
+/* Does a failed create-only write say the object exists with other
+ * content (a conflict, not an outage)? */
+bool artifact_s3_conflict(const struct aws_result *res);
 
 #endif

@@ -160,7 +160,8 @@ static int put_artifact(const struct artifact_store *st, const struct artifact *
 	ctl_error("could not write artifact \"%s\" to bucket \"%s\": %s%s%s", a->key,
 	          st->bucket.name, res.code, res.code[0] != '\0' ? ": " : "",
 	          res.message[0] != '\0' ? res.message : aws_error_class_name(res.klass));
-	return artifact_s3_exit_code(&res);
+	/* A conflict will not go away by retrying; anything else may. */
+	return artifact_s3_conflict(&res) ? CTL_EXIT_FAILURE : CTL_EXIT_UNAVAILABLE;
 }
 
 /*
