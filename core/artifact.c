@@ -3,7 +3,7 @@
  * artifact.h and docs/price-path.md).
  *
  * No libcore dependencies (jansson and libcrypto only): the price_trigger
- * plugin compiles this file into itself with ARTIFACT_API defined static.
+ * plugin compiles this file into itself with defined static.
  */
 #include "artifact.h"
 #include "hexdigest.h"
@@ -94,7 +94,7 @@ static int parse_seconds(const char **p)
 	return ss;
 }
 
-ARTIFACT_API int artifact_parse_time(const char *text, int64_t *out)
+int artifact_parse_time(const char *text, int64_t *out)
 {
 	const char *p = text;
 	int y, mo, d, hh, mi, ss;
@@ -125,7 +125,7 @@ ARTIFACT_API int artifact_parse_time(const char *text, int64_t *out)
 	return 0;
 }
 
-ARTIFACT_API void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1])
+void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1])
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -135,7 +135,7 @@ ARTIFACT_API void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1
 		out[0] = '\0';
 }
 
-ARTIFACT_API int artifact_check_symbol(const char *symbol, char *err, size_t errlen)
+int artifact_check_symbol(const char *symbol, char *err, size_t errlen)
 {
 	size_t n = symbol != NULL ? strlen(symbol) : 0;
 
@@ -237,7 +237,7 @@ static int bar_consistent(const struct artifact_bar *b, const struct artifact_ba
 	return 0;
 }
 
-ARTIFACT_API int artifact_bars_from_json(const json_t *bars, int64_t window_start,
+int artifact_bars_from_json(const json_t *bars, int64_t window_start,
                                          int64_t window_seconds, struct artifact_bars *out,
                                          char *err, size_t errlen)
 {
@@ -266,13 +266,13 @@ ARTIFACT_API int artifact_bars_from_json(const json_t *bars, int64_t window_star
 	return 0;
 }
 
-ARTIFACT_API void artifact_bars_free(struct artifact_bars *b)
+void artifact_bars_free(struct artifact_bars *b)
 {
 	free(b->bars);
 	memset(b, 0, sizeof(*b));
 }
 
-ARTIFACT_API void artifact_free(struct artifact *a)
+void artifact_free(struct artifact *a)
 {
 	artifact_bars_free(&a->bars);
 	free(a->body);
@@ -334,7 +334,7 @@ static int set_identity(struct artifact *a, const char *symbol, const char *wind
 	return 0;
 }
 
-ARTIFACT_API int artifact_build(const char *symbol, const char *window_start,
+int artifact_build(const char *symbol, const char *window_start,
                                 int64_t window_seconds, const char *bars_text, size_t len,
                                 const char *prefix, struct artifact *out,
                                 char *err, size_t errlen)
@@ -374,7 +374,7 @@ out:
 	return rc;
 }
 
-ARTIFACT_API int artifact_parse(const char *body, size_t len, struct artifact *out,
+int artifact_parse(const char *body, size_t len, struct artifact *out,
                                 char *err, size_t errlen)
 {
 	json_error_t jerr;
@@ -401,7 +401,7 @@ out:
 	return rc;
 }
 
-ARTIFACT_API char *artifact_make_key(const char *prefix, const char *symbol,
+char *artifact_make_key(const char *prefix, const char *symbol,
                                      const char *window_start_text, const char *sha256)
 {
 	char *key = NULL;
@@ -412,7 +412,7 @@ ARTIFACT_API char *artifact_make_key(const char *prefix, const char *symbol,
 	return key;
 }
 
-ARTIFACT_API int artifact_key_is_artifact(const char *prefix, const char *key)
+int artifact_key_is_artifact(const char *prefix, const char *key)
 {
 	size_t plen = prefix != NULL ? strlen(prefix) : 0;
 	const char *p, *slash;

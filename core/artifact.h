@@ -11,9 +11,9 @@
  *   <prefix><symbol>/<window_start>/<sha256 of the artifact>.json
  *
  * The code depends on jansson and OpenSSL's libcrypto only, so that the
- * price_trigger plugin can compile it into itself (plugins never link
- * libcore): the plugin defines ARTIFACT_API as "static" before including
- * artifact.c, which makes every function private to the plugin.
+ * price_trigger plugin can compile artifact.c into itself as one of its
+ * sources (plugins never link libcore); the plugin's export list keeps
+ * these functions private to it.
  */
 #ifndef OUTBOX_CORE_ARTIFACT_H
 #define OUTBOX_CORE_ARTIFACT_H
@@ -22,10 +22,6 @@
 #include <stdint.h>
 
 #include <jansson.h>
-
-#ifndef ARTIFACT_API
-#define ARTIFACT_API
-#endif
 
 #define ARTIFACT_SHA256_HEX_LEN 64
 #define ARTIFACT_TIME_LEN 20     /* "YYYY-MM-DDTHH:MM:SSZ" without the NUL */
@@ -61,13 +57,13 @@ struct artifact {
  * "Z" or an offset (+HH:MM, +HHMM, +HH) into seconds since the epoch.
  * A fraction of a second other than zero is refused.  Returns 0 or -1.
  */
-ARTIFACT_API int artifact_parse_time(const char *text, int64_t *out);
+int artifact_parse_time(const char *text, int64_t *out);
 
 /* Formats t as "YYYY-MM-DDTHH:MM:SSZ" into out (21 bytes). */
-ARTIFACT_API void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1]);
+void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1]);
 
 /* 0 if symbol is 1..32 characters of [A-Za-z0-9._-]; else -1 with err set. */
-ARTIFACT_API int artifact_check_symbol(const char *symbol, char *err, size_t errlen);
+int artifact_check_symbol(const char *symbol, char *err, size_t errlen);
 
 /*
  * Validates a JSON array of bars (borrowed) strictly: objects with exactly
@@ -77,10 +73,10 @@ ARTIFACT_API int artifact_check_symbol(const char *symbol, char *err, size_t err
  * Errors name the bar by its 0-based index ("bar 3: ...").  On success
  * fills *out (caller frees with artifact_bars_free()).
  */
-ARTIFACT_API int artifact_bars_from_json(const json_t *bars, int64_t window_start,
+int artifact_bars_from_json(const json_t *bars, int64_t window_start,
                                          int64_t window_seconds, struct artifact_bars *out,
                                          char *err, size_t errlen);
-ARTIFACT_API void artifact_bars_free(struct artifact_bars *b);
+void artifact_bars_free(struct artifact_bars *b);
 
 /*
  * Builds the artifact of symbol's window from the text of a bars file
@@ -88,7 +84,7 @@ ARTIFACT_API void artifact_bars_free(struct artifact_bars *b);
  * Returns 0 and fills *out (caller frees with artifact_free()), or -1 with
  * a message in err.
  */
-ARTIFACT_API int artifact_build(const char *symbol, const char *window_start,
+int artifact_build(const char *symbol, const char *window_start,
                                 int64_t window_seconds, const char *bars_text, size_t len,
                                 const char *prefix, struct artifact *out,
                                 char *err, size_t errlen);
@@ -99,24 +95,24 @@ ARTIFACT_API int artifact_build(const char *symbol, const char *window_start,
  * no upper bound on t).  Computes its sha256.  key stays NULL.  Returns 0
  * and fills *out (caller frees with artifact_free()), or -1 with err set.
  */
-ARTIFACT_API int artifact_parse(const char *body, size_t len, struct artifact *out,
+int artifact_parse(const char *body, size_t len, struct artifact *out,
                                 char *err, size_t errlen);
 
 /* Frees what *a owns and zeroes it; safe on a zeroed struct. */
-ARTIFACT_API void artifact_free(struct artifact *a);
+void artifact_free(struct artifact *a);
 
 /*
  * The key of an artifact: prefix + symbol + "/" + window_start_text + "/" +
  * sha256 + ".json".  Returns a string the caller frees with free(), or NULL
  * when out of memory.
  */
-ARTIFACT_API char *artifact_make_key(const char *prefix, const char *symbol,
+char *artifact_make_key(const char *prefix, const char *symbol,
                                      const char *window_start_text, const char *sha256);
 
 /*
  * True when key has the shape artifact_make_key() gives under prefix
  * (reconcile-artifacts never touches anything else).
  */
-ARTIFACT_API int artifact_key_is_artifact(const char *prefix, const char *key);
+int artifact_key_is_artifact(const char *prefix, const char *key);
 
 #endif
