@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "log.h"
 
 int artifact_store_open(struct artifact_store *st, const struct cfg *cfg)
 {

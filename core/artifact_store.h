@@ -13,7 +13,7 @@
 
 #include "aws_env.h"
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 #include "s3.h"
 
 /* The configured bucket.  env and http are owned; prefix and

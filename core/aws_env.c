@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+
 /* getenv() that treats an empty value as unset, as the AWS SDKs do. */
 static const char *env_nonempty(const char *name)
 {

@@ -9,7 +9,7 @@
 #ifndef OUTBOX_CORE_AWS_ENV_H
 #define OUTBOX_CORE_AWS_ENV_H
 
-#include "log.h"
+#include "compiler.h"
 
 enum aws_service {
 	AWS_SERVICE_SQS,

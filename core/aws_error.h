@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "log.h"
+#include "compiler.h"
 
 enum aws_error_class {
 	AWS_ERR_NONE = 0,  /* success */

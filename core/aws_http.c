@@ -3,6 +3,7 @@
  */
 #include "aws_http.h"
 #include "hexdigest.h"
+#include "log.h"
 
 #include <stdatomic.h>
 #include <curl/curl.h>

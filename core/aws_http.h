@@ -22,7 +22,7 @@
 
 #include "aws_env.h"
 #include "aws_error.h"
-#include "log.h"
+#include "compiler.h"
 #include "sigv4.h"
 
 #define AWS_HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000L

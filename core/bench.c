@@ -35,6 +35,7 @@
 #include <jansson.h>
 
 #include "db.h"
+#include "log.h"
 #include "migrate.h"
 #include "relay.h"
 #include "sqs.h"

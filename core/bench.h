@@ -19,7 +19,7 @@
 #include "aws_env.h"
 #include "aws_http.h"
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 
 #define BENCH_MAX_DESTS 16
 #define BENCH_PATH_MAX 512

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "db.h"
+#include "log.h"
 #include "outbox/producer.h"
 
 int64_t bench_now_us(void)

@@ -34,6 +34,7 @@
 
 #include "artifact.h"
 #include "artifact_store.h"
+#include "clock.h"
 #include "ctl.h"
 #include "db.h"
 #include "fault.h"
@@ -105,14 +106,6 @@ static long long last_modified_ms(const char *text)
 	if (artifact_parse_time(whole, &t) < 0)
 		return -1;
 	return (long long)t * 1000 + ms;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The keys of keys (a JSON array) that no window references, as a set. */
@@ -337,7 +330,7 @@ static int reconcile(struct ctl *ctl, const struct reconcile_args *args)
 	conn = ctl_db(ctl, &exit_code);
 	if (conn == NULL)
 		goto out;
-	exit_code = list_all(conn, &st, now_ms() - (long long)args->grace_seconds * 1000, &r);
+	exit_code = list_all(conn, &st, wall_clock_ms() - (long long)args->grace_seconds * 1000, &r);
 	if (exit_code != CTL_EXIT_OK)
 		goto out;
 	if (!args->dry_run)

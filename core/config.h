@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "log.h"
+#include "compiler.h"
 
 /*
  * A list of error messages; each is a malloc'd, NUL-terminated line without

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
+
 bool consumer_stopping(struct consumer *c)
 {
 	return atomic_load(&c->stopping);

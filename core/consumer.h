@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 #include "plugin_host.h"
 #include "plugin_loader.h"
 

@@ -13,11 +13,13 @@
 
 #include <jansson.h>
 
+#include "clock.h"
 #include "consumer_internal.h"
 #include "consumer_message.h"
 #include "consumer_services.h"
 #include "db.h"
 #include "fault.h"
+#include "log.h"
 
 #define MSG_LEN 1024
 
@@ -47,14 +49,6 @@ struct batch {
 	struct bjob j[SQS_MAX_BATCH_ENTRIES];
 	size_t n;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
 {

@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "consumer_message.h"
+#include "log.h"
 
 #define DLQ_LEASE_MARGIN_SECONDS 2
 

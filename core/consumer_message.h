@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "ledger.h"
-#include "log.h"
+#include "compiler.h"
 
 /* A parsed body (core/producer.c message_body, ledger_message_body). */
 struct consumer_msg {

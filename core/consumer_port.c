@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "consumer_message.h"
+#include "log.h"
 
 static void sqs_flush(void *ctx)
 {

@@ -25,7 +25,7 @@
 
 #include "aws_error.h"
 #include "aws_http.h"
-#include "log.h"
+#include "compiler.h"
 #include "sqs.h"
 
 struct consumer_port_ops {

@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 #include "plugin_loader.h"
 #include "sqs.h"
 

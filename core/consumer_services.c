@@ -21,6 +21,7 @@
 #include "aws_env.h"
 #include "aws_http.h"
 #include "db.h"
+#include "log.h"
 #include "s3.h"
 
 struct thread_res {

@@ -13,21 +13,15 @@
 
 #include <jansson.h>
 
+#include "clock.h"
 #include "consumer_batch.h"
 #include "consumer_message.h"
 #include "consumer_services.h"
 #include "db.h"
 #include "fault.h"
+#include "log.h"
 
 #define MSG_LEN 1024
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* One message being handled: what every step needs. */
 struct run {

@@ -6,7 +6,7 @@
 #define OUTBOX_CORE_DAEMON_PLUGINS_H
 
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 
 struct daemon_plugins;
 

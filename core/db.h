@@ -11,7 +11,7 @@
 
 #include <libpq-fe.h>
 
-#include "log.h"
+#include "compiler.h"
 
 /*
  * Connect and check the connection; sets application_name so operators can

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
+
 const char *volatile fault_armed;
 static char armed_name[128];
 static atomic_int remaining;

@@ -13,7 +13,7 @@
 #ifndef OUTBOX_CORE_FAULT_H
 #define OUTBOX_CORE_FAULT_H
 
-#include "log.h"
+#include "compiler.h"
 
 /* Non-NULL while a fault point is armed; read without locking on purpose. */
 extern const char *volatile fault_armed;

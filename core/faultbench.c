@@ -24,10 +24,12 @@
 
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "consumer.h"
 #include "db.h"
 #include "fault.h"
 #include "ledger.h"
+#include "log.h"
 #include "migrate.h"
 #include "outbox/producer.h"
 #include "sqs.h"
@@ -205,14 +207,6 @@ long fb_count(struct fb *fb, const struct fb_dest *d, const char *sql)
 		n = strtol(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
 	return n;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int fb_wait_leases(struct fb *fb, const struct fb_dest *d)

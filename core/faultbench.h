@@ -29,7 +29,7 @@
 #include "aws_http.h"
 #include "config.h"
 #include "consumer_runner.h"
-#include "log.h"
+#include "compiler.h"
 #include "plugin_loader.h"
 #include "publisher.h"
 #include "relay_lane.h"

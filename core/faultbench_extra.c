@@ -16,6 +16,7 @@
 #include "db.h"
 #include "fault.h"
 #include "ledger.h"
+#include "log.h"
 #include "outbox/producer.h"
 
 /* In a child: every delivery in ds of the event of job i's message, then

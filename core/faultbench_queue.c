@@ -22,6 +22,7 @@
 
 #include "consumer_message.h"
 #include "consumer_port.h"
+#include "log.h"
 #include "sqs.h"
 
 #define FB_RECEIVE_VISIBILITY 120

@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "aws_http.h"
+#include "clock.h"
 #include "db.h"
+#include "log.h"
 #include "sqs.h"
 
 enum hb_kind { HB_LEASE, HB_VIS, HB_KINDS };
@@ -50,14 +52,6 @@ struct heartbeat {
 	PGconn *conn;          /* the lease thread's, then release_all's */
 	struct aws_http *sqs;  /* the visibility thread's, then release_all's */
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static PGconn *hb_conn(struct heartbeat *hb)
 {

@@ -33,7 +33,7 @@
 #include "aws_env.h"
 #include "config.h"
 #include "ledger.h"
-#include "log.h"
+#include "compiler.h"
 #include "sqs.h"
 
 /* Total time of one heartbeat SQS call (connect: a third of it). */

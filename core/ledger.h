@@ -23,7 +23,7 @@
 
 #include <libpq-fe.h>
 
-#include "log.h"
+#include "compiler.h"
 
 #define LEDGER_JOB_ID_LEN 64
 #define LEDGER_NAME_MAX 128

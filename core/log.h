@@ -13,24 +13,14 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
+#include "compiler.h"
+
 enum log_level {
 	LOG_LEVEL_ERROR = 0,
 	LOG_LEVEL_WARNING = 1,
 	LOG_LEVEL_INFO = 2,
 	LOG_LEVEL_DEBUG = 3,
 };
-
-#if defined(__GNUC__)
-#define OUTBOX_PRINTF(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
-#define OUTBOX_MUSTCHECK __attribute__((warn_unused_result))
-#define OUTBOX_NORETURN __attribute__((noreturn))
-#define outbox_unlikely(x) __builtin_expect(!!(x), 0)
-#else
-#define OUTBOX_PRINTF(fmt_idx, arg_idx)
-#define OUTBOX_MUSTCHECK
-#define OUTBOX_NORETURN
-#define outbox_unlikely(x) (x)
-#endif
 
 /* Messages above this level are dropped; default LOG_LEVEL_INFO. */
 extern enum log_level log_max_level;

@@ -11,6 +11,7 @@
 
 #include "db.h"
 #include "hexdigest.h"
+#include "log.h"
 
 #define MIGRATE_LOCK_KEY "7346010542"  /* arbitrary, constant advisory lock key */
 

@@ -14,7 +14,7 @@
 
 #include <libpq-fe.h>
 
-#include "log.h"
+#include "compiler.h"
 
 enum migrate_status {
 	MIGRATE_OK = 0,

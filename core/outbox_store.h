@@ -19,7 +19,7 @@
 
 #include <libpq-fe.h>
 
-#include "log.h"
+#include "compiler.h"
 
 /* Dead reasons the relay writes to outbox_events.dead_reason. */
 #define OUTBOX_DEAD_OVERSIZE "OVERSIZE"

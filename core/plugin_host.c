@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
+
 static _Thread_local struct plugin_call_state current;
 
 void plugin_call_enter(const struct outbox_ctx *ctx, const char *job_id,

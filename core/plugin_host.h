@@ -13,7 +13,7 @@
 
 #include <outbox/plugin.h>
 
-#include "log.h"
+#include "compiler.h"
 #include "plugin_options.h"
 
 /*

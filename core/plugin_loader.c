@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "log.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define PLUGIN_SANITIZED 1
 #elif defined(__has_feature)

@@ -25,7 +25,7 @@
 #include <outbox/plugin.h>
 
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 #include "plugin_host.h"
 #include "plugin_options.h"
 

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "log.h"
+
 void plugin_diag_report(const struct plugin_diag *diag,
                         const struct cfg_plugin_option *opt,
                         const char *fmt, ...)

@@ -16,7 +16,7 @@
 #include <outbox/plugin.h>
 
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 
 /*
  * Where problems go.  report() gets the offending "plugin.KEY" line (NULL

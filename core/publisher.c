@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aws_http.h"
+#include "log.h"
 
 enum publisher_type {
 	PUBLISHER_SQS,

@@ -23,7 +23,7 @@
 
 #include "aws_env.h"
 #include "aws_error.h"
-#include "log.h"
+#include "compiler.h"
 #include "sqs.h"
 
 struct publisher;

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "aws_env.h"
+#include "log.h"
 #include "publisher.h"
 #include "relay_backoff.h"
 #include "relay_listener.h"

@@ -13,7 +13,7 @@
 #define OUTBOX_CORE_RELAY_H
 
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 #include "relay_lane.h"
 
 struct relay;

@@ -12,6 +12,7 @@
 
 #include "db.h"
 #include "fault.h"
+#include "log.h"
 #include "outbox_store.h"
 #include "sqs.h"
 

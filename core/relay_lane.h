@@ -28,7 +28,7 @@
 
 #include "aws_error.h"
 #include "config.h"
-#include "log.h"
+#include "compiler.h"
 #include "publisher.h"
 
 struct relay_lane;

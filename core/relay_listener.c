@@ -17,7 +17,9 @@
 
 #include <libpq-fe.h>
 
+#include "clock.h"
 #include "db.h"
+#include "log.h"
 #include "outbox_store.h"
 #include "relay_backoff.h"
 
@@ -39,14 +41,6 @@ struct relay_listener {
 	pthread_t thread;
 	size_t swept_logged;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Waits for the stop pipe and, when fd >= 0, for fd to be readable, at

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "log.h"
+#include "compiler.h"
 
 #define RELAY_NOTIFY_CHANNEL "outbox_new"
 #define RELAY_SWEEP_INTERVAL_SECONDS 30

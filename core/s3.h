@@ -17,7 +17,7 @@
 
 #include "aws_error.h"
 #include "aws_http.h"
-#include "log.h"
+#include "compiler.h"
 
 /* Addressing of one bucket; all pointers borrowed. */
 struct s3_bucket {

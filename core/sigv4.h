@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "log.h"
+#include "compiler.h"
 
 /* Header that carries credentials' session_token; it must be sent and signed. */
 #define SIGV4_SECURITY_TOKEN_HEADER "X-Amz-Security-Token"

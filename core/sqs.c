@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "log.h"
+
 #define SQS_CONTENT_TYPE "application/x-amz-json-1.0"
 /* Extra time over the long-poll wait before the HTTP request gives up. */
 #define SQS_RECEIVE_TIMEOUT_MARGIN_MS 10000L

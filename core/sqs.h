@@ -20,7 +20,7 @@
 
 #include "aws_error.h"
 #include "aws_http.h"
-#include "log.h"
+#include "compiler.h"
 
 #define SQS_MAX_BATCH_ENTRIES 10
 #define SQS_MAX_MESSAGE_BYTES 1048576
