@@ -17,6 +17,7 @@
 #include "aws_env.h"
 #include "aws_http.h"
 #include "consumer.h"
+#include "consumer_counters.h"
 #include "consumer_port.h"
 #include "consumer_runner.h"
 #include "heartbeat.h"

@@ -23,31 +23,13 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "consumer_counters.h"
 #include "compiler.h"
 #include "plugin_loader.h"
 #include "sqs.h"
 
 struct consumer_port;
 struct consumer_runner;
-
-/* What a worker did, message by message (spec section 4's outcomes). */
-struct consumer_counters {
-	unsigned long deliveries;       /* messages processed */
-	unsigned long ignored;          /* rule 1: left alone, not deleted */
-	unsigned long terminal_skips;   /* rule 2: job terminal, message deleted */
-	unsigned long obsolete_deletes; /* older redrive generation, deleted */
-	unsigned long deferred;         /* not due: visibility moved */
-	unsigned long left;             /* live lease elsewhere, or claim lost */
-	unsigned long claims;           /* claim CAS won */
-	unsigned long handler_runs;     /* execute() called */
-	unsigned long succeeded;        /* completion committed: SUCCEEDED */
-	unsigned long retried;          /* back to PENDING */
-	unsigned long failed;           /* DEAD PERMANENT */
-	unsigned long stale;            /* price job DEAD STALE */
-	unsigned long lost_claims;      /* a completion CAS matched nothing */
-	unsigned long db_errors;        /* a statement failed; the message was left */
-	unsigned long rearmed;          /* outbox event back to NEW: message not movable */
-};
 
 /*
  * cfg, dest, inst and port (and what port->ctx points to) are borrowed

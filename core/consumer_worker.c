@@ -14,7 +14,6 @@
 #include <jansson.h>
 
 #include "clock.h"
-#include "consumer_batch.h"
 #include "consumer_message.h"
 #include "consumer_services.h"
 #include "db.h"
@@ -638,42 +637,4 @@ void consumer_worker_release(struct consumer_worker *w, const struct sqs_message
 void consumer_worker_give_back(struct consumer_worker *w, const struct sqs_message *m)
 {
 	(void)set_visibility(w, m, 0, "-");
-}
-
-/* ReceiveMessage with the destination's receive lock held: one poller per
- * queue at a time (the others wait for it, then poll). */
-static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
-{
-	int rc = -1;
-
-	/* Connected before waiting for the lock (outbox-bench counts the
-	 * workers' connections to know the daemon is up). */
-	if (consumer_worker_ensure(w) < 0) {
-		consumer_worker_backoff(w);
-		return -1;
-	}
-	if (w->receive_lock != NULL)
-		pthread_mutex_lock(w->receive_lock);
-	if (!consumer_stopping(w->c))
-		rc = consumer_worker_receive(w, w->dest->queue_url, msgs);
-	if (w->receive_lock != NULL)
-		pthread_mutex_unlock(w->receive_lock);
-	return rc;
-}
-
-void *consumer_worker_main(void *arg)
-{
-	struct consumer_worker *w = arg;
-
-	while (!consumer_stopping(w->c)) {
-		struct sqs_messages msgs = {0};
-
-		if (receive_locked(w, &msgs) < 0)
-			continue;
-		w->batch_received_ms = now_ms();
-		consumer_batch_process(w, &msgs);
-		consumer_worker_flush_deletes(w);
-		sqs_messages_free(&msgs);
-	}
-	return NULL;
 }
