@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin_loader.h"
+#include "plugin/loader.h"
 
 static void probe_report(void *arg, const struct cfg_plugin_option *opt, const char *msg)
 {

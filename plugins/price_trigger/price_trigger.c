@@ -23,7 +23,7 @@
  * Verdicts: artifact_get transient failure or a failed query -> RETRY;
  * missing artifact, checksum mismatch, malformed payload or artifact -> FAIL.
  *
- * The artifact parser is core/artifact.c, built into this plugin as one of
+ * The artifact parser is core/price/artifact.c, built into this plugin as one of
  * its sources (plugins never link libcore; the export list keeps it private).
  */
 #include <math.h>
@@ -34,8 +34,8 @@
 
 #include <outbox/plugin.h>
 
-#include "artifact.h"
-#include "hexdigest.h"
+#include "price/artifact.h"
+#include "common/hexdigest.h"
 
 #define N_RULES 3
 #define ERRLEN 512

@@ -1,5 +1,5 @@
 // sigv4-server.mjs: an HTTP server that checks AWS SigV4 signatures with its
-// own implementation (node:http + node:crypto only), so that core/sigv4.c is
+// own implementation (node:http + node:crypto only), so that core/aws/sigv4.c is
 // tested against something other than itself.
 //
 //   node sigv4-server.mjs [PORT]     (or SIGV4_SERVER_PORT; default 0 = any)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migrate.h"
+#include "db/migrate.h"
 
 static void die(const char *what, const char *detail)
 {

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aws_env.h"
-#include "aws_http.h"
+#include "aws/env.h"
+#include "aws/http.h"
 
 struct aws_stub {
 	pid_t pid;

@@ -1,6 +1,6 @@
 /*
  * test_consumer_rules.c: message parsing and the rule choice of spec
- * section 4 (core/consumer_message.c), without services.
+ * section 4 (core/consumer/message.c), without services.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "consumer_message.h"
+#include "consumer/message.h"
 
 #define JID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

@@ -23,10 +23,10 @@
 
 #include "aws_stub.h"
 #include "outbox/producer.h"
-#include "outbox_store.h"
-#include "publisher.h"
-#include "relay.h"
-#include "sqs.h"
+#include "relay/outbox_store.h"
+#include "relay/publisher.h"
+#include "relay/relay.h"
+#include "aws/sqs.h"
 #include "testdb.h"
 
 static struct {

@@ -1,5 +1,5 @@
 /*
- * test_relay_backoff.c: the relay's delay schedule (relay_backoff.h),
+ * test_relay_backoff.c: the relay's delay schedule (core/relay/backoff.h),
  * which must match what the mark statement writes (docs/relay.md).
  */
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "relay_backoff.h"
+#include "relay/backoff.h"
 
 static void test_event_schedule(void **state)
 {

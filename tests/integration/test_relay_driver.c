@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "fault.h"
-#include "log.h"
-#include "relay.h"
+#include "config/config.h"
+#include "common/fault.h"
+#include "common/log.h"
+#include "relay/relay.h"
 
 static volatile sig_atomic_t stop_requested;
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "aws_stub.h"
-#include "s3.h"
+#include "aws/s3.h"
 
 #define N_OBJECTS 5
 

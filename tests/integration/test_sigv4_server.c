@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sigv4.h"
-#include "hexdigest.h"
+#include "aws/sigv4.h"
+#include "common/hexdigest.h"
 
 #define KEY_ID "AKIDTESTSERVER"
 #define SECRET "c2VjcmV0L2tleStmb3IvdGVzdHM="

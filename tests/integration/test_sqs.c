@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "aws_stub.h"
-#include "sqs.h"
+#include "aws/sqs.h"
 
 struct fixture {
 	struct aws_http *sqs;  /* fauxqs */

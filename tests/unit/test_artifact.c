@@ -1,6 +1,6 @@
 /*
  * test_artifact.c: bars validation, the canonical artifact, its key and
- * the timestamp parser (core/artifact.c).
+ * the timestamp parser (core/price/artifact.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "artifact.h"
-#include "hexdigest.h"
+#include "price/artifact.h"
+#include "common/hexdigest.h"
 
 #define WS "2026-11-27T14:35:00Z"
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws_env.h"
-#include "aws_error.h"
-#include "sqs.h"
+#include "aws/env.h"
+#include "aws/error.h"
+#include "aws/sqs.h"
 
 #define T AWS_ERR_TRANSIENT
 #define P AWS_ERR_PERMANENT

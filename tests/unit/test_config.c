@@ -1,5 +1,5 @@
 /*
- * test_config.c: relay.ini parsing (core/config.c).
+ * test_config.c: relay.ini parsing (core/config/config.c).
  *
  * Error cases are table-driven: tests/unit/config/NAME.ini must fail to load
  * with exactly the lines of NAME.expected, where the fixture directory is
@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* Not "config.h": with -I. that name finds autoconf's header first. */
-#include "../../core/config.h"
+#include "config/config.h"
 
 #define FIXTURE_DIR OUTBOX_SRCDIR "/tests/unit/config/"
 #define SAMPLE_PATH OUTBOX_BUILDDIR "/conf/relay.ini.sample"

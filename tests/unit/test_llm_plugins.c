@@ -28,8 +28,8 @@
 #include <libpq-fe.h>
 #include <outbox/plugin.h>
 
-#include "migrate.h"
-#include "plugin_loader.h"
+#include "db/migrate.h"
+#include "plugin/loader.h"
 #include "testdb.h"
 
 #define KEY_ENV "OUTBOX_LLM_TEST_KEY"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin_loader.h"
+#include "plugin/loader.h"
 
 #define MAX_MSGS 32
 

@@ -4,7 +4,7 @@
  * Loads the built price_trigger.so from $OUTBOX_PLUGIN_DIR with dlopen and
  * drives init/execute/commit/destroy through a struct outbox_host whose
  * services are fakes: artifact_get serves canned artifacts (built with
- * core/artifact.c, so their SHA-256 is real), query answers canned rows
+ * core/price/artifact.c, so their SHA-256 is real), query answers canned rows
  * for the previous window and the trailing volumes, and tx_exec /
  * tx_enqueue record what commit() did.
  */
@@ -21,8 +21,8 @@
 
 #include <outbox/plugin.h>
 
-#include "artifact.h"
-#include "hexdigest.h"
+#include "price/artifact.h"
+#include "common/hexdigest.h"
 
 #define WS "2026-11-27T14:35:00Z"
 #define PREV_WS "2026-11-27T14:30:00Z"

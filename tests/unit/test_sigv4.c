@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "sigv4.h"
-#include "hexdigest.h"
+#include "aws/sigv4.h"
+#include "common/hexdigest.h"
 
 #define MIN_VECTOR_CASES 20
 #define MAX_REQ_HEADERS 32

@@ -1,0 +1,135 @@
+/*
+ * aws/error.h: the outcome of every SQS and S3 call, error parsing, and the
+ * one place that decides whether an AWS failure is worth retrying.
+ *
+ * Every sqs_* and s3_* call fills a struct aws_result.  Callers branch on
+ * result.klass only; code, message and request_id are for logs and for the
+ * few codes a caller handles specially (e.g. S3 412 PreconditionFailed).
+ *
+ * Classification follows docs/aws.md ("Error classification"): the error
+ * code wins over the HTTP status, because SQS sends throttling as 403, the
+ * same status as a real authorisation failure.
+ *
+ * This file also holds the minimal XML reader shared by the S3 error parser
+ * and s3.c: S3 answers are flat, attribute-free documents, so a tag finder
+ * plus entity decoding is enough and avoids a libxml2 dependency.
+ */
+#ifndef OUTBOX_CORE_AWS_ERROR_H
+#define OUTBOX_CORE_AWS_ERROR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/compiler.h"
+
+enum aws_error_class {
+	AWS_ERR_NONE = 0,  /* success */
+	AWS_ERR_TRANSIENT, /* retry the same request later, with backoff */
+	AWS_ERR_PERMANENT, /* the same request will fail again: do not retry */
+};
+
+#define AWS_RESULT_CODE_LEN 96
+#define AWS_RESULT_MESSAGE_LEN 512
+#define AWS_RESULT_REQUEST_ID_LEN 96
+
+/*
+ * Fixed-size buffers on purpose: results live on the caller's stack in hot
+ * loops, need no free, and are safe to copy.  Long values are truncated.
+ */
+struct aws_result {
+	long status;      /* HTTP status; 0 when no response arrived */
+	int curl_code;    /* CURLcode of the transfer; 0 when it completed */
+	enum aws_error_class klass;
+	/* Canonical error code (legacy query codes mapped to the JSON name,
+	 * e.g. "QueueDoesNotExist"); "" when none. */
+	char code[AWS_RESULT_CODE_LEN];
+	char message[AWS_RESULT_MESSAGE_LEN]; /* "" when none; never a secret */
+	char request_id[AWS_RESULT_REQUEST_ID_LEN]; /* "" when none */
+};
+
+/* Sets *r to success (all zero / empty). */
+void aws_result_reset(struct aws_result *r);
+
+/*
+ * Records an error detected without (or before) a request, e.g. a batch
+ * that is too large: status 0, the given code (canonicalised) and message,
+ * and the class aws_error_classify() gives that code.  Returns -1 so callers
+ * can write "return aws_result_fail(...)".
+ */
+int aws_result_fail(struct aws_result *r, const char *code, const char *fmt, ...)
+	OUTBOX_PRINTF(3, 4);
+
+/*
+ * Retry or not, for everyone.  http_status 0 means no response; code is
+ * the error code (any spelling, NULL or "" if none); curl_code is the
+ * CURLcode (0 when the transfer completed).  A known code decides first,
+ * then a transport failure, then the status (5xx, 408 and 429 transient,
+ * other 3xx/4xx permanent, 2xx success).  Clock-skew codes are transient.
+ */
+enum aws_error_class aws_error_classify(long http_status, const char *code,
+                                        int curl_code);
+
+/* Codes that clear only with time (OverLimit, PurgeQueueInProgress,
+ * QueueDeletedRecently): retry, but only after a long delay. */
+bool aws_error_is_slow_clearing(const char *code);
+/* Clock-skew codes (RequestExpired, RequestTimeTooSkewed): the local clock
+ * is probably wrong; repeated failures need an operator. */
+bool aws_error_is_clock_skew(const char *code);
+
+/* "transient", "permanent" or "none"; static storage. */
+const char *aws_error_class_name(enum aws_error_class klass);
+
+/*
+ * Maps a legacy query-protocol code to its JSON-protocol name
+ * ("AWS.SimpleQueueService.NonExistentQueue" -> "QueueDoesNotExist");
+ * returns code itself (borrowed) when it has no other spelling.
+ */
+const char *aws_error_canonical_code(const char *code);
+
+/*
+ * Normalises an error-type value: the part after the last '#', cut at the
+ * first ':' (JSON __type and X-Amzn-ErrorType) or ';' (x-amzn-query-error),
+ * canonicalised.  Writes "" when in is NULL or empty.
+ */
+void aws_error_normalize_code(const char *in, char *out, size_t out_size);
+
+/*
+ * Fills r->code and r->message from an SQS JSON-protocol error answer.
+ * body may be anything (it is not NUL-terminated); a body that is not an
+ * error object leaves the fields as they were.  The code comes from
+ * __type, else error_type_header (X-Amzn-ErrorType), else query_error_header
+ * (x-amzn-query-error); headers may be NULL.  All pointers borrowed.
+ */
+void aws_error_parse_json(const char *body, size_t len, const char *error_type_header,
+                          const char *query_error_header, struct aws_result *r);
+
+/* Fills r->code, r->message and (if still empty) r->request_id from an S3
+ * XML <Error> document.  All pointers borrowed. */
+void aws_error_parse_xml(const char *body, size_t len, struct aws_result *r);
+
+/* A piece of an XML text; borrowed from the document. */
+struct aws_xml_span {
+	const char *p;
+	size_t len;
+};
+
+/*
+ * Finds the first element <tag> (or <tag/>) in in.  On success stores its
+ * raw content in *inner and the text after its end in *rest (either may be
+ * NULL) and returns true.  Tags match exactly: "Key" does not find
+ * <KeyCount>.  Nested elements of the same name are not supported.
+ */
+bool aws_xml_find(struct aws_xml_span in, const char *tag, struct aws_xml_span *inner,
+                  struct aws_xml_span *rest);
+
+/*
+ * Decodes XML character references (&amp; &lt; &gt; &quot; &apos; &#N;
+ * &#xH;) of s into a new NUL-terminated string the caller frees with free().
+ * Returns NULL when out of memory or the text is malformed.
+ */
+char *aws_xml_decode(struct aws_xml_span s) OUTBOX_MUSTCHECK;
+
+/* Like aws_xml_decode() into a fixed buffer, truncating; "" on malformed. */
+void aws_xml_decode_buf(struct aws_xml_span s, char *out, size_t out_size);
+
+#endif

@@ -1,0 +1,479 @@
+/*
+ * aws/http.c: signed libcurl transport for SQS and S3 (see aws/http.h).
+ */
+#include "aws/http.h"
+#include "common/hexdigest.h"
+#include "common/log.h"
+
+#include <stdatomic.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define HDR_VALUE_LEN 160
+
+struct aws_http {
+	CURL *curl;
+	bool s3;
+	char *service;  /* "sqs" / "s3" */
+	char *region;
+	char *scheme;   /* "http" / "https" */
+	char *host;     /* host[:port] exactly as sent in Host: */
+	char *key_id;
+	char *secret;
+	char *token;    /* NULL when none */
+	long connect_timeout_ms;
+	long timeout_ms;
+	size_t max_response_bytes;
+
+	/* State of the transfer in progress; reused between requests. */
+	char *body;
+	size_t body_len;
+	size_t body_cap;
+	bool body_overflow;
+	char request_id[AWS_RESULT_REQUEST_ID_LEN];
+	char query_error[HDR_VALUE_LEN];
+	char error_type[HDR_VALUE_LEN];
+	char etag[AWS_HTTP_ETAG_LEN];
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Splits the endpoint into scheme and host[:port]; refuses a path, which
+ * would silently change every signed request. */
+static int parse_endpoint(struct aws_http *c, const char *endpoint)
+{
+	CURLU *u = curl_url();
+	char *host = NULL;
+	char *port = NULL;
+	char *path = NULL;
+	int rc = -1;
+
+	if (u == NULL || curl_url_set(u, CURLUPART_URL, endpoint, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &c->scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+		log_error("invalid AWS endpoint URL \"%s\"", endpoint);
+		goto out;
+	}
+	if (strcmp(c->scheme, "http") != 0 && strcmp(c->scheme, "https") != 0) {
+		log_error("AWS endpoint URL \"%s\" must use http or https", endpoint);
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK && strcmp(path, "/") != 0 &&
+	    path[0] != '\0') {
+		log_error("AWS endpoint URL \"%s\" must not have a path", endpoint);
+		goto out;
+	}
+	/* Only an explicit port goes into Host:, exactly as curl would send it. */
+	if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
+		port = NULL;
+	if (asprintf(&c->host, "%s%s%s", host, port != NULL ? ":" : "", port != NULL ? port : "") < 0) {
+		c->host = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	curl_free(host);
+	curl_free(port);
+	curl_free(path);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+int aws_http_new(const struct aws_env *env, enum aws_service svc, struct aws_http **out)
+{
+	struct aws_http *c = calloc(1, sizeof(*c));
+	const char *endpoint = svc == AWS_SERVICE_S3 ? env->s3_endpoint : env->sqs_endpoint;
+
+	*out = NULL;
+	if (c == NULL)
+		return -1;
+	c->s3 = svc == AWS_SERVICE_S3;
+	c->service = strdup(c->s3 ? "s3" : "sqs");
+	c->region = dup_or_null(env->region);
+	c->key_id = dup_or_null(env->access_key_id);
+	c->secret = dup_or_null(env->secret_access_key);
+	c->token = dup_or_null(env->session_token);
+	c->connect_timeout_ms = AWS_HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+	c->timeout_ms = AWS_HTTP_DEFAULT_TIMEOUT_MS;
+	c->max_response_bytes = AWS_HTTP_DEFAULT_MAX_RESPONSE_BYTES;
+	c->curl = curl_easy_init();
+	if (c->service == NULL || c->region == NULL || c->key_id == NULL || c->secret == NULL ||
+	    (env->session_token != NULL && c->token == NULL) || c->curl == NULL || endpoint == NULL)
+		goto fail;
+	if (parse_endpoint(c, endpoint) < 0)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	aws_http_free(c);
+	return -1;
+}
+
+void aws_http_free(struct aws_http *c)
+{
+	if (c == NULL)
+		return;
+	if (c->curl != NULL)
+		curl_easy_cleanup(c->curl);
+	free(c->service);
+	free(c->region);
+	curl_free(c->scheme);
+	free(c->host);
+	free(c->key_id);
+	if (c->secret != NULL)
+		explicit_bzero(c->secret, strlen(c->secret));
+	free(c->secret);
+	free(c->token);
+	free(c->body);
+	free(c);
+}
+
+void aws_http_set_timeouts(struct aws_http *c, long connect_timeout_ms, long timeout_ms)
+{
+	if (connect_timeout_ms > 0)
+		c->connect_timeout_ms = connect_timeout_ms;
+	if (timeout_ms > 0)
+		c->timeout_ms = timeout_ms;
+}
+
+void aws_http_set_max_response_bytes(struct aws_http *c, size_t max_bytes)
+{
+	if (max_bytes > 0)
+		c->max_response_bytes = max_bytes;
+}
+
+const char *aws_http_region(const struct aws_http *c)
+{
+	return c->region;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct aws_http *c = userdata;
+	size_t n = size * nmemb;
+
+	if (n > c->max_response_bytes - c->body_len) {
+		c->body_overflow = true;
+		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
+	}
+	if (c->body_len + n + 1 > c->body_cap) {
+		size_t cap = c->body_cap == 0 ? 4096 : c->body_cap;
+		while (cap < c->body_len + n + 1)
+			cap *= 2;
+		char *p = realloc(c->body, cap);
+		if (p == NULL)
+			return 0;
+		c->body = p;
+		c->body_cap = cap;
+	}
+	memcpy(c->body + c->body_len, data, n);
+	c->body_len += n;
+	c->body[c->body_len] = '\0';
+	return n;
+}
+
+/* Copies the value of header line "Name: value\r\n" into out when the name
+ * is name (any case). */
+static void capture_header(const char *line, size_t n, const char *name, char *out,
+                           size_t out_size)
+{
+	size_t nl = strlen(name);
+
+	if (n <= nl || line[nl] != ':' || strncasecmp(line, name, nl) != 0)
+		return;
+	const char *v = line + nl + 1;
+	size_t vl = n - nl - 1;
+	while (vl > 0 && (*v == ' ' || *v == '\t')) {
+		v++;
+		vl--;
+	}
+	while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+		vl--;
+	snprintf(out, out_size, "%.*s", (int)vl, v);
+}
+
+static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
+{
+	struct aws_http *c = userdata;
+	size_t n = size * nmemb;
+
+	capture_header(line, n, "x-amzn-RequestId", c->request_id, sizeof(c->request_id));
+	capture_header(line, n, "x-amz-request-id", c->request_id, sizeof(c->request_id));
+	capture_header(line, n, "x-amzn-query-error", c->query_error, sizeof(c->query_error));
+	capture_header(line, n, "X-Amzn-ErrorType", c->error_type, sizeof(c->error_type));
+	capture_header(line, n, "ETag", c->etag, sizeof(c->etag));
+	return n;
+}
+
+static int slist_add(struct curl_slist **list, const char *name, const char *value)
+{
+	char *line = NULL;
+	struct curl_slist *l;
+
+	if (asprintf(&line, "%s: %s", name, value) < 0)
+		return -1;
+	l = curl_slist_append(*list, line);
+	free(line);
+	if (l == NULL)
+		return -1;
+	*list = l;
+	return 0;
+}
+
+/* Host, x-amz-date, payload hash, token and the caller's headers: the set
+ * that is both signed and sent. */
+static size_t build_signed_headers(const struct aws_http *c, const struct aws_http_request *req,
+                                   const char *host, const char *date, const char *payload_hash,
+                                   struct sigv4_header *h)
+{
+	size_t n = 0;
+
+	h[n++] = (struct sigv4_header){"Host", host};
+	h[n++] = (struct sigv4_header){"X-Amz-Date", date};
+	if (c->s3)
+		h[n++] = (struct sigv4_header){SIGV4_CONTENT_SHA256_HEADER, payload_hash};
+	if (c->token != NULL)
+		h[n++] = (struct sigv4_header){SIGV4_SECURITY_TOKEN_HEADER, c->token};
+	for (size_t i = 0; i < req->n_headers; i++)
+		h[n++] = req->headers[i];
+	return n;
+}
+
+/* The header list curl sends: the signed headers, Authorization, and the
+ * suppression of headers curl would add on its own. */
+static int build_curl_headers(const struct sigv4_header *h, size_t n, const char *auth,
+                              struct curl_slist **out)
+{
+	struct curl_slist *list = NULL;
+	bool has_type = false;
+
+	*out = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strcasecmp(h[i].name, "Content-Type") == 0)
+			has_type = true;
+		if (slist_add(&list, h[i].name, h[i].value) < 0)
+			goto fail;
+	}
+	if (slist_add(&list, "Authorization", auth) < 0)
+		goto fail;
+	/* "Name:" with no value removes a header curl adds by itself. */
+	if (curl_slist_append(list, "Expect:") == NULL)
+		goto fail;
+	if (!has_type && curl_slist_append(list, "Content-Type:") == NULL)
+		goto fail;
+	*out = list;
+	return 0;
+fail:
+	curl_slist_free_all(list);
+	return -1;
+}
+
+static int set_method(CURL *curl, const struct aws_http_request *req)
+{
+	CURLcode rc = CURLE_OK;
+
+	if (strcmp(req->method, "HEAD") == 0)
+		return curl_easy_setopt(curl, CURLOPT_NOBODY, 1L) == CURLE_OK ? 0 : -1;
+	if (strcmp(req->method, "GET") == 0)
+		return curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L) == CURLE_OK ? 0 : -1;
+	if (strcmp(req->method, "POST") != 0)
+		rc = curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req->method);
+	if (rc == CURLE_OK && strcmp(req->method, "DELETE") != 0) {
+		/* POSTFIELDS also for PUT: a read callback would need chunking or
+		 * Expect handling, and the body is already in memory. */
+		rc = curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+		if (rc == CURLE_OK)
+			rc = curl_easy_setopt(curl, CURLOPT_POSTFIELDS,
+			                      req->body != NULL ? (const char *)req->body : "");
+	}
+	return rc == CURLE_OK ? 0 : -1;
+}
+
+static int set_options(struct aws_http *c, const struct aws_http_request *req, const char *url,
+                       struct curl_slist *headers)
+{
+	CURL *h = c->curl;
+	long timeout = req->timeout_ms > 0 ? req->timeout_ms : c->timeout_ms;
+	CURLcode rc;
+
+	/* Reset keeps the connection cache, so connections are still reused. */
+	curl_easy_reset(h);
+	rc = curl_easy_setopt(h, CURLOPT_URL, url);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
+	if (rc != CURLE_OK)
+		return -1;
+	return set_method(h, req);
+}
+
+static void clear_transfer_state(struct aws_http *c)
+{
+	c->body_len = 0;
+	if (c->body != NULL)
+		c->body[0] = '\0';
+	c->body_overflow = false;
+	c->request_id[0] = '\0';
+	c->query_error[0] = '\0';
+	c->error_type[0] = '\0';
+	c->etag[0] = '\0';
+	c->errbuf[0] = '\0';
+}
+
+/* Turns the finished transfer into res; returns 0 on a 2xx answer. */
+static int finish(struct aws_http *c, const struct aws_http_request *req, CURLcode cc,
+                  struct aws_http_response *resp, struct aws_result *res)
+{
+	long status = 0;
+
+	if (cc == CURLE_OK || cc == CURLE_WRITE_ERROR)
+		(void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	resp->status = status;
+	resp->body = c->body != NULL ? c->body : "";
+	resp->body_len = c->body_len;
+	snprintf(resp->etag, sizeof(resp->etag), "%s", c->etag);
+	curl_off_t clen = -1;
+	if (curl_easy_getinfo(c->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &clen) != CURLE_OK)
+		clen = -1;
+	resp->content_length = (long long)clen;
+	if (c->body_overflow)
+		return aws_result_fail(res, "ResponseTooLarge",
+		                       "response body exceeds %zu bytes", c->max_response_bytes);
+	res->status = status;
+	res->curl_code = (int)cc;
+	snprintf(res->request_id, sizeof(res->request_id), "%s", c->request_id);
+	if (cc != CURLE_OK) {
+		snprintf(res->message, sizeof(res->message), "could not reach \"%s\": %s", c->host,
+		         c->errbuf[0] != '\0' ? c->errbuf : curl_easy_strerror(cc));
+	} else if (status < 200 || status >= 300) {
+		if (c->s3)
+			aws_error_parse_xml(c->body, c->body_len, res);
+		else
+			aws_error_parse_json(c->body, c->body_len, c->error_type, c->query_error, res);
+		if (res->message[0] == '\0')
+			snprintf(res->message, sizeof(res->message), "HTTP status %ld", status);
+	}
+	res->klass = aws_error_classify(status, res->code, (int)cc);
+	log_debug("aws %s %s %s: status %ld curl %d request_id=%s", c->service, req->method,
+	          req->path, status, (int)cc, c->request_id);
+	return res->klass == AWS_ERR_NONE ? 0 : -1;
+}
+
+static char *build_url(const struct aws_http *c, const struct aws_http_request *req,
+                       char **host_out)
+{
+	char *url = NULL;
+	bool has_query = req->query != NULL && req->query[0] != '\0';
+
+	*host_out = NULL;
+	if (req->vhost_bucket != NULL) {
+		if (asprintf(host_out, "%s.%s", req->vhost_bucket, c->host) < 0) {
+			*host_out = NULL;
+			return NULL;
+		}
+	} else {
+		*host_out = strdup(c->host);
+		if (*host_out == NULL)
+			return NULL;
+	}
+	if (asprintf(&url, "%s://%s%s%s%s", c->scheme, *host_out, req->path, has_query ? "?" : "",
+	             has_query ? req->query : "") < 0)
+		return NULL;
+	return url;
+}
+
+/* Requests sent by every client of the process (outbox-bench reads it
+ * through outboxd's OUTBOX_STATS_FILE). */
+static atomic_ulong requests_made;
+
+unsigned long aws_http_requests_made(void)
+{
+	return atomic_load_explicit(&requests_made, memory_order_relaxed);
+}
+
+int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
+                     struct aws_http_response *resp, struct aws_result *res)
+{
+	struct sigv4_header hdrs[4 + AWS_HTTP_MAX_EXTRA_HEADERS];
+	struct sigv4_credentials creds = {c->key_id, c->secret, c->token};
+	struct sigv4_scope scope = {c->region, c->service, c->s3};
+	struct curl_slist *list = NULL;
+	char *host = NULL;
+	char *url = NULL;
+	char *auth = NULL;
+	char date[17];
+	char hash[65];
+	int rc = -1;
+
+	aws_result_reset(res);
+	memset(resp, 0, sizeof(*resp));
+	resp->body = "";
+	resp->content_length = -1;
+	clear_transfer_state(c);
+	if (req->n_headers > AWS_HTTP_MAX_EXTRA_HEADERS)
+		return aws_result_fail(res, "InvalidParameterValue", "too many request headers");
+	url = build_url(c, req, &host);
+	if (url == NULL) {
+		(void)aws_result_fail(res, "InternalError", "out of memory");
+		goto out;
+	}
+	sigv4_format_date((long long)time(NULL), date);
+	if (c->s3)
+		(void)sha256_hex(req->body, req->body_len, hash);
+	struct sigv4_request sreq = {
+		.method = req->method, .path = req->path, .query = req->query,
+		.headers = hdrs, .n_headers = build_signed_headers(c, req, host, date, hash, hdrs),
+		.body = req->body, .body_len = req->body_len, .payload_hash = c->s3 ? hash : NULL,
+	};
+	auth = sigv4_authorization(&sreq, &scope, &creds);
+	if (auth == NULL) {
+		/* Deterministic (a malformed header): retrying cannot help. */
+		(void)aws_result_fail(res, "SigningFailed", "could not sign the request");
+		goto out;
+	}
+	if (build_curl_headers(hdrs, sreq.n_headers, auth, &list) < 0 ||
+	    set_options(c, req, url, list) < 0) {
+		(void)aws_result_fail(res, "InternalError", "could not set up the HTTP request");
+		goto out;
+	}
+	atomic_fetch_add_explicit(&requests_made, 1, memory_order_relaxed);
+	rc = finish(c, req, curl_easy_perform(c->curl), resp, res);
+out:
+	/* Authorization must not outlive the request; the slist holds a copy. */
+	if (auth != NULL)
+		explicit_bzero(auth, strlen(auth));
+	free(auth);
+	curl_slist_free_all(list);
+	free(url);
+	free(host);
+	return rc;
+}

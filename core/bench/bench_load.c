@@ -1,0 +1,265 @@
+/*
+ * bench/bench_load.c: producers, waiting and the latency run of outbox-bench
+ * (see bench.h).
+ */
+#include "bench/bench.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "db/db.h"
+#include "common/log.h"
+#include "outbox/producer.h"
+
+int64_t bench_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t bench_wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* One job in its own transaction; job_id (65 bytes) may be NULL. */
+static int enqueue_one(struct bench *b, PGconn *conn, char (*names)[48], const char *phase,
+                       int n, char *job_id)
+{
+	const char *dest = names[n % b->dests];
+	json_t *identity = json_pack("{s:s, s:s, s:i}", "run", b->run, "phase", phase, "n", n);
+	json_t *payload = json_pack("{s:i}", "n", n);
+	struct outbox_enqueued e;
+	char err[512] = "out of memory";
+	int rc = -1;
+
+	if (identity == NULL || payload == NULL || db_exec(conn, "BEGIN", err, sizeof(err)) < 0)
+		goto out;
+	if (outbox_enqueue_job((struct pg_conn *)conn, "bench", dest, identity, payload, &e, err,
+	                       sizeof(err)) < 0 ||
+	    db_exec(conn, "COMMIT", err, sizeof(err)) < 0)
+		goto out;
+	if (job_id != NULL)
+		memcpy(job_id, e.job_id, sizeof(e.job_id));
+	rc = 0;
+out:
+	if (rc < 0)
+		log_error("could not enqueue a bench job: %s", err);
+	json_decref(identity);
+	json_decref(payload);
+	return rc;
+}
+
+struct producer {
+	struct bench *b;
+	const char *phase;
+	char (*names)[48];
+	int first, step, end;
+	int rc;
+	pthread_t thread;
+};
+
+static void *producer_main(void *arg)
+{
+	struct producer *p = arg;
+	char err[512];
+	PGconn *conn = db_connect(p->b->cfg->database.conninfo, "outbox-bench producer", err,
+	                          sizeof(err));
+
+	p->rc = -1;
+	if (conn == NULL) {
+		log_error("producer could not connect: %s", err);
+		return NULL;
+	}
+	for (int n = p->first; n < p->end; n += p->step) {
+		if (enqueue_one(p->b, conn, p->names, p->phase, n, NULL) < 0) {
+			PQfinish(conn);
+			return NULL;
+		}
+	}
+	PQfinish(conn);
+	p->rc = 0;
+	return NULL;
+}
+
+int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count)
+{
+	struct producer ps[16];
+	int np = b->producers < 1 ? 1 : b->producers > 16 ? 16 : b->producers;
+	int rc = 0, started = 0;
+
+	for (int i = 0; i < np; i++) {
+		ps[i] = (struct producer){b, phase, names, n0 + i, np, n0 + count, -1, 0};
+		if (pthread_create(&ps[i].thread, NULL, producer_main, &ps[i]) != 0) {
+			rc = -1;
+			break;
+		}
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(ps[i].thread, NULL);
+		if (ps[i].rc < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+void bench_count_sql(const struct bench *b, char (*names)[48], const char *table,
+                     const char *statuses, char *sql, size_t len)
+{
+	size_t n = (size_t)snprintf(sql, len, "SELECT count(*) FROM outbox.%s WHERE status IN (%s)"
+	                                      " AND destination IN (", table, statuses);
+
+	for (int k = 0; k < b->dests && n < len; k++)
+		n += (size_t)snprintf(sql + n, len - n, "%s'%s'", k ? ", " : "", names[k]);
+	if (n < len)
+		snprintf(sql + n, len - n, ")");
+}
+
+int bench_wait_count(struct bench *b, const char *sql, long want, bool at_most, int timeout_s)
+{
+	int64_t deadline = bench_now_us() + (int64_t)timeout_s * 1000000;
+	struct timespec pause = {0, 10 * 1000000L};
+	char err[512];
+
+	for (;;) {
+		PGresult *res = db_query(b->conn, sql, 0, NULL, err, sizeof(err));
+		long n;
+
+		if (res == NULL) {
+			log_error("could not poll: %s", err);
+			return -1;
+		}
+		n = strtol(PQgetvalue(res, 0, 0), NULL, 10);
+		PQclear(res);
+		if (at_most ? n <= want : n >= want)
+			return 0;
+		if (bench_now_us() > deadline) {
+			log_error("timed out after %d s: %ld of %ld", timeout_s, n, want);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* A job's commit time, or handler start time. */
+struct stamp {
+	char job_id[65];
+	int64_t us;
+};
+
+static int cmp_stamp(const void *a, const void *b)
+{
+	return strcmp(((const struct stamp *)a)->job_id, ((const struct stamp *)b)->job_id);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Handler start times of runs_log (first run of each job). */
+static struct stamp *read_starts(const char *runs_log, size_t *n)
+{
+	FILE *f = fopen(runs_log, "r");
+	struct stamp *v = NULL, s;
+	size_t cap = 0;
+	int attempt, gen;
+	long long us;
+
+	*n = 0;
+	if (f == NULL)
+		return NULL;
+	while (fscanf(f, "%64s %d %d %lld\n", s.job_id, &attempt, &gen, &us) == 4) {
+		if (*n == cap) {
+			struct stamp *g = realloc(v, (cap = cap ? cap * 2 : 1024) * sizeof(*v));
+			if (g == NULL)
+				break;
+			v = g;
+		}
+		s.us = us;
+		v[(*n)++] = s;
+	}
+	fclose(f);
+	qsort(v, *n, sizeof(*v), cmp_stamp);
+	return v;
+}
+
+/* Latencies of commits matched against starts; percentiles into out. */
+static int percentiles(struct stamp *commits, int count, const char *runs_log,
+                       struct bench_latency *out)
+{
+	size_t ns = 0, k = 0;
+	struct stamp *starts = read_starts(runs_log, &ns);
+	double *lat = calloc((size_t)count, sizeof(*lat));
+	int m = 0;
+
+	if (starts == NULL || lat == NULL) {
+		free(starts);
+		free(lat);
+		return -1;
+	}
+	qsort(commits, (size_t)count, sizeof(*commits), cmp_stamp);
+	for (int i = 0; i < count; i++) {
+		while (k < ns && strcmp(starts[k].job_id, commits[i].job_id) < 0)
+			k++;
+		if (k < ns && strcmp(starts[k].job_id, commits[i].job_id) == 0)
+			lat[m++] = (double)(starts[k].us - commits[i].us) / 1000.0;
+	}
+	qsort(lat, (size_t)m, sizeof(*lat), cmp_double);
+	out->jobs = m;
+	if (m > 0) {
+		out->p50_ms = lat[(m - 1) * 50 / 100];
+		out->p99_ms = lat[(m - 1) * 99 / 100];
+		out->max_ms = lat[m - 1];
+	}
+	free(starts);
+	free(lat);
+	return m == count ? 0 : -1;
+}
+
+int bench_latency_run(struct bench *b, int count, const char *runs_log,
+                      struct bench_latency *out)
+{
+	struct stamp *commits = calloc((size_t)count, sizeof(*commits));
+	char err[512], sql[2048];
+	PGconn *conn = db_connect(b->cfg->database.conninfo, "outbox-bench producer", err,
+	                          sizeof(err));
+	int64_t t0 = bench_now_us();
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (commits == NULL || conn == NULL)
+		goto out;
+	for (int n = 0; n < count; n++) {
+		int64_t due = t0 + (int64_t)n * 1000000 / b->rate, now = bench_now_us();
+		struct timespec pause = {0, (long)((due - now) * 1000)};
+
+		if (due > now)
+			nanosleep(&pause, NULL);
+		if (enqueue_one(b, conn, b->names, "latency", n, commits[n].job_id) < 0)
+			goto out;
+		commits[n].us = bench_wall_us();
+	}
+	out->achieved_rate = count * 1e6 / (double)(bench_now_us() - t0);
+	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
+	if (bench_wait_count(b, sql, 0, true, 120) < 0)
+		goto out;
+	rc = percentiles(commits, count, runs_log, out);
+out:
+	PQfinish(conn);
+	free(commits);
+	return rc;
+}

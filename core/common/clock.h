@@ -1,0 +1,17 @@
+/*
+ * common/clock.h: the two clocks the core reads, named for what they are for.
+ */
+#ifndef OUTBOX_CORE_CLOCK_H
+#define OUTBOX_CORE_CLOCK_H
+
+#include <stdint.h>
+
+/* Milliseconds on CLOCK_MONOTONIC: intervals, deadlines and timeouts.  It
+ * never jumps, and it means nothing outside this process. */
+int64_t now_ms(void);
+
+/* Milliseconds since the epoch on CLOCK_REALTIME: for comparing with
+ * times that other hosts wrote (S3's LastModified, the database's now()). */
+int64_t wall_clock_ms(void);
+
+#endif

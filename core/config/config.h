@@ -1,0 +1,127 @@
+/*
+ * config/config.h: relay.ini, parsed and validated into one immutable object.
+ *
+ * cfg_load() parses the whole file with inih, checks every key against the
+ * option table in config.c, and collects every problem it finds (it never
+ * stops at the first) as "FILE:LINE: [section] key: problem" messages.
+ * Values of plugin.* keys are kept as text with their line; the plugin
+ * loader validates them against the plugin's own option table.
+ */
+#ifndef OUTBOX_CORE_CONFIG_H
+#define OUTBOX_CORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common/compiler.h"
+
+/*
+ * A list of error messages; each is a malloc'd, NUL-terminated line without
+ * a trailing newline, owned by the list.  Initialise with {0}.
+ */
+struct cfg_errors {
+	char **msgs;
+	size_t n;
+	size_t cap;
+	size_t dropped;  /* messages lost to out-of-memory; still errors */
+};
+
+/* Appends one formatted line.  Never fails: on out-of-memory it counts the
+ * message in dropped instead. */
+void cfg_errors_add(struct cfg_errors *errs, const char *fmt, ...) OUTBOX_PRINTF(2, 3);
+/* Total errors recorded, including dropped ones. */
+size_t cfg_errors_count(const struct cfg_errors *errs);
+/* Writes every message, one per line, to out (borrowed). */
+void cfg_errors_print(const struct cfg_errors *errs, FILE *out);
+/* Frees the messages and resets errs to empty; errs itself is the caller's. */
+void cfg_errors_free(struct cfg_errors *errs);
+
+/* One "plugin.KEY = VALUE" line of a destination; strings owned by cfg. */
+struct cfg_plugin_option {
+	char *key;   /* without the "plugin." prefix */
+	char *value;
+	int line;
+};
+
+/* All strings are owned by the cfg that holds the destination. */
+struct cfg_destination {
+	char *name;             /* NAME of [destination:NAME] */
+	int line;               /* line of the section header */
+	char *queue_url;        /* required */
+	char *dlq_url;          /* optional; NULL if absent */
+	char *plugin;           /* required; [a-z0-9_]+ */
+	int plugin_line;
+	int max_receive_count;  /* redrive policy for create-queues; default 5 */
+	struct cfg_plugin_option *plugin_options;
+	size_t n_plugin_options;
+};
+
+struct cfg {
+	char *file;  /* the path it was loaded from */
+
+	struct {
+		char *conninfo;          /* required */
+	} database;
+
+	struct {
+		char *region;            /* else AWS_REGION, else us-east-1 */
+		char *endpoint_url;      /* optional */
+	} aws;
+
+	struct {
+		char *bucket;            /* optional unless the price path is used */
+		char *prefix;            /* default "prices/" */
+		char *endpoint_url;      /* optional */
+	} s3;
+
+	struct {
+		int batch_size;          /* 1..10, default 10 */
+		int poll_interval_ms;    /* default 500 */
+		int retry_base_seconds;  /* default 2 */
+		int retry_max_seconds;   /* default 300 */
+		int claim_lease_seconds; /* default 30: how long a relay owns a claimed event */
+	} relay;
+
+	struct {
+		int workers;                    /* default 4 */
+		int wait_time_seconds;          /* 0..20, default 20 */
+		int visibility_timeout_seconds; /* default 60 */
+		int lease_seconds;              /* default 60 */
+		int shutdown_grace_seconds;     /* default 30 */
+	} consumer;
+
+	struct cfg_destination *destinations;  /* in file order */
+	size_t n_destinations;
+};
+
+/*
+ * Longest key or section name accepted: inih silently truncates at 49.
+ * [destination:NAME] headers may be longer (NAME has up to 40 bytes).
+ */
+#define CFG_MAX_NAME_LEN 48
+
+/*
+ * Parse and validate path.  On success returns 0 and *out (free with
+ * cfg_free()).  On failure returns -1, leaves *out NULL and appends every
+ * problem to errs.  A file that cannot be read is one error.
+ */
+int cfg_load(const char *path, struct cfg **out, struct cfg_errors *errs) OUTBOX_MUSTCHECK;
+void cfg_free(struct cfg *cfg);
+
+/* Borrowed pointer into cfg, or NULL. */
+const struct cfg_destination *cfg_find_destination(const struct cfg *cfg, const char *name);
+
+/*
+ * For the plugin loader: appends "FILE:LINE: [destination:NAME] plugin.KEY:
+ * problem" to errs, using opt's line, or "FILE:LINE: [destination:NAME]:
+ * problem" on the section header's line when opt is NULL.  All pointers
+ * are borrowed.  Never put a plugin option's value in fmt if the plugin
+ * declares it secret.
+ */
+void cfg_plugin_option_error(struct cfg_errors *errs, const struct cfg *cfg,
+			     const struct cfg_destination *d,
+			     const struct cfg_plugin_option *opt, const char *fmt, ...)
+	OUTBOX_PRINTF(5, 6);
+
+#endif

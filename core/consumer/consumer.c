@@ -1,0 +1,226 @@
+/*
+ * consumer/consumer.c: starting and stopping the consumer (see consumer.h).
+ *
+ * Threads: consumer.workers per destination (each with its own database
+ * connection and SQS client, so a slow or broken destination never starves
+ * another), one dead-letter reader per destination with a dlq_url, and one
+ * heartbeat thread for the whole consumer.
+ */
+#include "consumer/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+bool consumer_stopping(struct consumer *c)
+{
+	return atomic_load(&c->stopping);
+}
+
+static void deadline_in(struct timespec *ts, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+bool consumer_sleep(struct consumer *c, int ms)
+{
+	struct timespec until;
+
+	deadline_in(&until, ms);
+	pthread_mutex_lock(&c->lock);
+	while (!consumer_stopping(c)) {
+		if (pthread_cond_timedwait(&c->cond, &c->lock, &until) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return consumer_stopping(c);
+}
+
+void consumer_busy(struct consumer *c, int delta)
+{
+	pthread_mutex_lock(&c->lock);
+	c->busy += delta;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static size_t count_workers(const struct cfg *cfg)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++)
+		n += (size_t)cfg->consumer.workers + (cfg->destinations[i].dlq_url != NULL ? 1 : 0);
+	return n;
+}
+
+static void setup_workers(struct consumer *c, struct plugin_instance *const *instances)
+{
+	const struct cfg *cfg = c->cfg;
+	size_t k = 0;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		const struct cfg_destination *d = &cfg->destinations[i];
+		size_t total = (size_t)cfg->consumer.workers + (d->dlq_url != NULL ? 1 : 0);
+
+		for (size_t j = 0; j < total; j++, k++) {
+			struct consumer_worker *w = &c->workers[k];
+
+			w->c = c;
+			w->dest = d;
+			w->slot = k * SQS_MAX_BATCH_ENTRIES; /* one heartbeat slot per batch entry */
+			w->receive_lock = &c->receive_locks[i];
+			w->dlq = j == (size_t)cfg->consumer.workers;
+			w->inst = w->dlq ? NULL : instances[i];
+			w->uses_sqs = true;
+			consumer_sqs_port_init(&w->sqs_port, NULL, w->dlq ? d->dlq_url : d->queue_url,
+			                       d->name, &w->port);
+			snprintf(w->claimed_by, sizeof(w->claimed_by), "%s/%s/%zu", c->instance_id,
+			         d->name, j);
+		}
+	}
+}
+
+static void free_consumer(struct consumer *c)
+{
+	for (size_t i = 0; i < c->n_workers; i++) {
+		PQfinish(c->workers[i].conn);
+		aws_http_free(c->workers[i].sqs);
+	}
+	heartbeat_free(c->hb);
+	aws_env_free(&c->env);
+	for (size_t i = 0; c->receive_locks != NULL && i < c->cfg->n_destinations; i++)
+		pthread_mutex_destroy(&c->receive_locks[i]);
+	free(c->receive_locks);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
+	free(c->workers);
+	free(c->instance_id);
+	free(c);
+}
+
+static void join_all(struct consumer *c)
+{
+	for (size_t i = 0; i < c->n_workers; i++) {
+		if (c->workers[i].started)
+			pthread_join(c->workers[i].thread, NULL);
+		c->workers[i].started = false;
+	}
+}
+
+static int start_threads(struct consumer *c)
+{
+	for (size_t i = 0; i < c->n_workers; i++) {
+		struct consumer_worker *w = &c->workers[i];
+
+		if (pthread_create(&w->thread, NULL, w->dlq ? consumer_dlq_main : consumer_worker_main,
+		                   w) != 0) {
+			log_error("could not start a consumer thread dest=%s", w->dest->name);
+			return -1;
+		}
+		w->started = true;
+	}
+	return 0;
+}
+
+int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
+                   struct plugin_instance *const *instances, size_t n,
+                   const char *instance_id, struct consumer **out)
+{
+	struct consumer *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (c == NULL) {
+		log_error("out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->cfg = cfg;
+	c->svc = svc;
+	c->instance_id = strdup(instance_id != NULL ? instance_id : "outboxd");
+	c->n_workers = count_workers(cfg);
+	c->workers = calloc(c->n_workers ? c->n_workers : 1, sizeof(*c->workers));
+	c->receive_locks = calloc(cfg->n_destinations ? cfg->n_destinations : 1,
+	                          sizeof(*c->receive_locks));
+	for (size_t i = 0; c->receive_locks != NULL && i < cfg->n_destinations; i++)
+		pthread_mutex_init(&c->receive_locks[i], NULL);
+	if (n != cfg->n_destinations || c->instance_id == NULL || c->workers == NULL ||
+	    c->receive_locks == NULL) {
+		log_error(n != cfg->n_destinations ? "consumer needs one plugin instance per destination"
+		                                   : "out of memory");
+		goto fail;
+	}
+	if (aws_env_load(&c->env, cfg->aws.region, cfg->aws.endpoint_url, cfg->s3.endpoint_url) < 0)
+		goto fail;
+	if (heartbeat_start(cfg, &c->env, c->n_workers * SQS_MAX_BATCH_ENTRIES, &c->hb) < 0)
+		goto fail;
+	setup_workers(c, instances);
+	if (start_threads(c) < 0) {
+		atomic_store(&c->stopping, true);
+		join_all(c);
+		goto fail;
+	}
+	log_info("consumer started: %zu destination(s), %d worker(s) each", cfg->n_destinations,
+	         cfg->consumer.workers);
+	*out = c;
+	return 0;
+fail:
+	free_consumer(c);
+	return -1;
+}
+
+/* Waits until no handler runs or the grace period ends; true if idle. */
+static bool wait_idle(struct consumer *c, int grace_seconds)
+{
+	struct timespec until;
+	bool idle;
+
+	deadline_in(&until, (long)grace_seconds * 1000);
+	pthread_mutex_lock(&c->lock);
+	while (c->busy > 0) {
+		if (pthread_cond_timedwait(&c->cond, &c->lock, &until) == ETIMEDOUT)
+			break;
+	}
+	idle = c->busy == 0;
+	pthread_mutex_unlock(&c->lock);
+	return idle;
+}
+
+void consumer_stop(struct consumer *c)
+{
+	int grace;
+
+	if (c == NULL)
+		return;
+	grace = c->cfg->consumer.shutdown_grace_seconds;
+	pthread_mutex_lock(&c->lock);
+	atomic_store(&c->stopping, true);
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	log_info("consumer stopping: waiting up to %d s for running handlers", grace);
+	if (!wait_idle(c, grace)) {
+		size_t n = heartbeat_release_all(c->hb);
+
+		log_warning("released %zu claim(s) of handlers still running", n);
+		/* A handler that never returns cannot be joined; its claim is released,
+		 * so ending the process loses nothing. */
+		if (!wait_idle(c, grace > 5 ? grace : 5)) {
+			log_error("handlers did not return after their claims were released; exiting");
+			_exit(0);
+		}
+	}
+	join_all(c);
+	log_info("consumer stopped; %ld terminal skip(s)", (long)atomic_load(&c->terminal_skips));
+	free_consumer(c);
+}

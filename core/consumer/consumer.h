@@ -1,0 +1,49 @@
+/*
+ * consumer/consumer.h: the consumer loop (spec section 4) and the database/S3
+ * services it lends to plugins.
+ *
+ * Startup order in outboxd:
+ *   consumer_services_create(cfg, &svc);
+ *   plugin instances are created with consumer_services_table(svc);
+ *   consumer_start(cfg, svc, instances, n, id, &c);
+ *   ... SIGTERM ...
+ *   consumer_stop(c);                  stop receiving, finish or release work
+ *   destroy the plugin instances; consumer_services_free(svc);
+ */
+#ifndef OUTBOX_CORE_CONSUMER_H
+#define OUTBOX_CORE_CONSUMER_H
+
+#include <stddef.h>
+
+#include "config/config.h"
+#include "common/compiler.h"
+#include "plugin/host.h"
+#include "plugin/loader.h"
+
+struct consumer_services;
+struct consumer;
+
+/* cfg borrowed, must outlive svc.  Returns 0 and *out (free with
+ * consumer_services_free()), or -1 with the reason logged. */
+int consumer_services_create(const struct cfg *cfg, struct consumer_services **out) OUTBOX_MUSTCHECK;
+/* Borrowed; valid until consumer_services_free(). */
+const struct plugin_host_services *consumer_services_table(struct consumer_services *svc);
+void consumer_services_free(struct consumer_services *svc);
+
+/*
+ * Start the workers.  instances[i] (borrowed, may not be NULL) is the
+ * plugin instance of cfg->destinations[i]; n == cfg->n_destinations.
+ * instance_id (copied) prefixes claimed_by.  Returns 0 and *out, or -1.
+ */
+int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
+                   struct plugin_instance *const *instances, size_t n,
+                   const char *instance_id, struct consumer **out) OUTBOX_MUSTCHECK;
+
+/*
+ * Stop receiving; let running handlers finish within
+ * consumer.shutdown_grace_seconds, release the claims of those that do not
+ * (back to PENDING, message made visible); join and free c.  NULL is a no-op.
+ */
+void consumer_stop(struct consumer *c);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * consumer/dlq.c: the dead-letter queue reader of one destination (spec
+ * section 4, rule 7).  For every message: record the evidence in
+ * outbox.dlq_messages and, if the body names a job of this destination
+ * and generation that is non-terminal without a live lease, mark it DEAD
+ * 'DLQ' in the same transaction; after COMMIT delete the DLQ copy.
+ *
+ * A copy whose job is non-terminal under a live lease is neither recorded
+ * nor deleted: the handler may still give the job back (RETRY, release)
+ * and then this copy may be its only message.  Its visibility is set to
+ * the rest of the lease plus DLQ_LEASE_MARGIN_SECONDS, and it is decided
+ * again then (terminal: recorded and deleted; claimable: DEAD 'DLQ').
+ *
+ * Outcomes recorded: marked_dead, unparseable, wrong_destination,
+ * unknown_job, already_terminal, obsolete_generation.
+ */
+#include "consumer/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "consumer/message.h"
+#include "common/log.h"
+
+#define DLQ_LEASE_MARGIN_SECONDS 2
+
+/* Not an outcome that is recorded: the copy is kept (see above). */
+static const char leased[] = "leased";
+
+/* Why the job was not marked (the CAS matched nothing); *lease_left is set
+ * for "leased". */
+static const char *not_marked_outcome(struct consumer_worker *w, const struct consumer_msg *pm,
+                                      double *lease_left, char *err, size_t errlen)
+{
+	struct ledger_job job;
+	int rc = ledger_job_lookup(w->conn, pm->job_id, &job, err, errlen);
+
+	if (rc < 0)
+		return NULL;
+	if (rc == 0)
+		return "unknown_job";
+	if (job.status == LEDGER_SUCCEEDED || job.status == LEDGER_DEAD)
+		return "already_terminal";
+	if (job.redrive_generation != pm->redrive_generation)
+		return "obsolete_generation";
+	*lease_left = job.lease_remaining_seconds;
+	return leased;
+}
+
+/* The outcome for a parsed message, inside the open transaction. */
+static const char *decide(struct consumer_worker *w, const struct consumer_msg *pm,
+                          double *lease_left, char *err, size_t errlen)
+{
+	int rc;
+
+	if (strcmp(pm->destination, w->dest->name) != 0)
+		return "wrong_destination";
+	rc = ledger_mark_dlq(w->conn, pm->job_id, pm->redrive_generation, err, errlen);
+	if (rc < 0)
+		return NULL;
+	if (rc == 1)
+		return "marked_dead";
+	return not_marked_outcome(w, pm, lease_left, err, errlen);
+}
+
+/* {system attributes..., "MessageAttributes": {...}} as text; NULL if none. */
+static char *attributes_json(const struct sqs_message *m)
+{
+	json_t *obj = m->attributes != NULL ? json_deep_copy(m->attributes) : json_object();
+	char *text = NULL;
+
+	if (obj == NULL)
+		return NULL;
+	if (m->message_attributes != NULL &&
+	    json_object_set_new(obj, "MessageAttributes",
+	                        json_deep_copy(m->message_attributes)) < 0)
+		goto out;
+	text = json_dumps(obj, JSON_COMPACT);
+out:
+	json_decref(obj);
+	return text;
+}
+
+static void rollback_dlq(struct consumer_worker *w)
+{
+	char ignored[64];
+
+	if (consumer_tx(w, "ROLLBACK", ignored, sizeof(ignored)) < 0)
+		consumer_worker_db_failed(w);
+}
+
+/*
+ * Returns 0 when recorded (the copy may be deleted), 1 when the job is
+ * under a live lease (nothing recorded; *keep_seconds: how long to hide
+ * the copy), -1 otherwise.
+ */
+static int record(struct consumer_worker *w, const struct sqs_message *m, int *keep_seconds)
+{
+	struct consumer_msg pm;
+	char why[256], err[512];
+	char *attrs = attributes_json(m);
+	bool parsed = consumer_message_parse(m->body, m->body_len, &pm, why, sizeof(why)) == 0;
+	const char *outcome = "unparseable";
+	double lease_left = 0;
+	int rc = -1;
+
+	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0)
+		goto out;
+	if (parsed)
+		outcome = decide(w, &pm, &lease_left, err, sizeof(err));
+	if (outcome == leased) {
+		rollback_dlq(w);
+		/* The margin added first: the sum stays in the SQS range. */
+		*keep_seconds = consumer_visibility_cap(lease_left + DLQ_LEASE_MARGIN_SECONDS);
+		log_warning("job is under a live lease; dead-letter message kept for %d s"
+		            " dest=%s message_id=%s job_id=%s", *keep_seconds, w->dest->name,
+		            m->message_id, pm.job_id);
+		rc = 1;
+		goto out;
+	}
+	const struct ledger_dlq_record rec = {
+		w->dest->name, m->message_id, parsed ? pm.job_id : NULL,
+		parsed ? pm.event_id : NULL, m->body, attrs, m->receive_count, outcome,
+	};
+	if (outcome == NULL || ledger_record_dlq(w->conn, &rec, err, sizeof(err)) < 0 ||
+	    consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
+		rollback_dlq(w);
+		goto out;
+	}
+	log_warning("dead-letter message recorded: %s dest=%s message_id=%s job_id=%s"
+	            " receive_count=%d", outcome, w->dest->name, m->message_id,
+	            parsed ? pm.job_id : "-", m->receive_count);
+	rc = 0;
+out:
+	if (rc < 0) {
+		log_warning("could not record a dead-letter message: %s dest=%s message_id=%s", err,
+		            w->dest->name, m->message_id);
+		consumer_worker_db_failed(w);
+	}
+	free(attrs);
+	return rc;
+}
+
+/* One DLQ copy: recorded and deleted, or kept hidden while leased. */
+static void handle(struct consumer_worker *w, const struct sqs_message *m)
+{
+	struct aws_result res;
+	int keep = 0;
+	int rc;
+
+	if (consumer_worker_ensure(w) < 0)
+		return;
+	rc = record(w, m, &keep);
+	if (rc == 0) {
+		consumer_worker_delete(w, m);
+	} else if (rc == 1 && w->port.ops->change_visibility(w->port.ctx, m, keep, &res) < 0) {
+		/* It reappears after the receive's visibility timeout instead. */
+		log_warning("could not hide a dead-letter message: %s %s dest=%s message_id=%s",
+		            res.code, res.message, w->dest->name, m->message_id);
+	}
+}
+
+void *consumer_dlq_main(void *arg)
+{
+	struct consumer_worker *w = arg;
+
+	while (!consumer_stopping(w->c)) {
+		struct sqs_messages msgs = {0};
+
+		if (consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
+			continue;
+		for (size_t i = 0; i < msgs.n; i++)
+			handle(w, &msgs.items[i]);
+		consumer_worker_flush_deletes(w);
+		sqs_messages_free(&msgs);
+	}
+	return NULL;
+}

@@ -1,0 +1,785 @@
+/*
+ * consumer/ledger.c: the job state machine of spec section 3, one prepared statement
+ * per transition (see ledger.h and docs/consumer.md).
+ */
+#include "consumer/ledger.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "db/db.h"
+
+/* The binding every transition out of CLAIMED carries ($1..$5). */
+#define CLAIM_BINDING                                                        \
+	" WHERE job_id = $1 AND claimed_by = $2 AND status = 'CLAIMED'"          \
+	"   AND attempt_count = $3::integer AND redrive_generation = $4::integer" \
+	"   AND window_generation IS NOT DISTINCT FROM $5::integer"
+
+/* Not claimable by anyone else right now: due PENDING or an expired lease. */
+#define CLAIMABLE                                                   \
+	" (status = 'PENDING' AND next_attempt_at <= now()"             \
+	"  OR status = 'CLAIMED' AND lease_until < now())"
+
+/* A price job's window has another generation than the job's; the window
+ * row is share-locked so that a correction waits for the decision. */
+#define WINDOW_MOVED                                                           \
+	" NOT EXISTS (SELECT 1 FROM outbox.price_windows w"                         \
+	"  WHERE w.symbol = jobs.window_symbol AND w.window_start = jobs.window_start" \
+	"    AND w.generation = jobs.window_generation FOR SHARE)"
+
+enum stmt {
+	ST_LOOKUP,
+	ST_WINDOW_LOCK,
+	ST_CLAIM,
+	ST_CLAIM_DIRECT,
+	ST_MARK_STALE,
+	ST_MARK_STALE_CLAIMED,
+	ST_EXTEND,
+	ST_SUCCEED,
+	ST_RETRY,
+	ST_FAIL,
+	ST_RELEASE,
+	ST_MARK_DLQ,
+	ST_RECORD_DLQ,
+	ST_REDRIVE_LOCK,
+	ST_REDRIVE_RESET,
+	ST_REDRIVE_EVENT,
+	ST_CLAIM_BATCH,
+	ST_LOCK_CLAIMS,
+	ST_SUCCEED_BATCH,
+	ST_REARM_EVENT,
+	ST_COUNT
+};
+
+struct stmt_def {
+	const char *name;
+	int nparams;
+	const char *sql;
+};
+
+static const struct stmt_def stmts[ST_COUNT] = {
+	[ST_LOOKUP] = {"ledger_lookup", 1,
+		"SELECT job_id, job_type, destination, status, redrive_generation, attempt_count,"
+		"       window_symbol, window_start::text, coalesce(window_generation, 0),"
+		"       extract(epoch FROM next_attempt_at - now())::float8,"
+		"       (status = 'CLAIMED' AND lease_until > now()),"
+		"       CASE WHEN status = 'CLAIMED'"
+		"            THEN greatest(extract(epoch FROM lease_until - now()), 0) ELSE 0"
+		"       END::float8"
+		"  FROM outbox.jobs WHERE job_id = $1"},
+	[ST_WINDOW_LOCK] = {"ledger_window_lock", 2,
+		"SELECT generation FROM outbox.price_windows"
+		" WHERE symbol = $1 AND window_start = $2::timestamptz FOR SHARE"},
+	[ST_CLAIM] = {"ledger_claim", 4,
+		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
+		"       attempt_count = attempt_count + 1,"
+		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
+		" WHERE job_id = $1 AND redrive_generation = $2::integer AND" CLAIMABLE
+		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
+		"           payload::text"},
+	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 6,
+		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
+		"       attempt_count = attempt_count + 1,"
+		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
+		" WHERE job_id = $1 AND redrive_generation = $2::integer"
+		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL AND" CLAIMABLE
+		" RETURNING attempt_count, false, 0, payload::text"},
+	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
+		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
+		"       last_error = 'the price window was corrected: a newer generation exists',"
+		"       lease_until = NULL, finished_at = now(), updated_at = now()"
+		" WHERE job_id = $1 AND redrive_generation = $2::integer AND" CLAIMABLE},
+	[ST_MARK_STALE_CLAIMED] = {"ledger_mark_stale_claimed", 5,
+		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
+		"       last_error = 'the price window was corrected while the job ran:"
+		" a newer generation exists',"
+		"       lease_until = NULL, finished_at = now(), updated_at = now()" CLAIM_BINDING
+		"   AND window_symbol IS NOT NULL AND " WINDOW_MOVED},
+	[ST_EXTEND] = {"ledger_extend_lease", 6,
+		"UPDATE outbox.jobs SET lease_until = now() + make_interval(secs => $6::float8),"
+		"       updated_at = now()" CLAIM_BINDING},
+	[ST_SUCCEED] = {"ledger_succeed", 5,
+		"UPDATE outbox.jobs SET status = 'SUCCEEDED', lease_until = NULL,"
+		"       finished_at = now(), updated_at = now()" CLAIM_BINDING
+		"   AND (window_symbol IS NULL OR EXISTS ("
+		"        SELECT 1 FROM outbox.price_windows w"
+		"         WHERE w.symbol = jobs.window_symbol AND w.window_start = jobs.window_start"
+		"           AND w.generation = jobs.window_generation FOR SHARE))"},
+	[ST_RETRY] = {"ledger_retry", 7,
+		"UPDATE outbox.jobs SET status = 'PENDING', claimed_by = NULL, lease_until = NULL,"
+		"       next_attempt_at = now() + make_interval(secs => $6::float8),"
+		"       last_error = $7, updated_at = now()" CLAIM_BINDING},
+	[ST_FAIL] = {"ledger_fail", 7,
+		"UPDATE outbox.jobs SET status = 'DEAD',"
+		"       dead_reason = CASE WHEN window_symbol IS NOT NULL AND " WINDOW_MOVED
+		"                          THEN 'STALE' ELSE $6 END, last_error = $7,"
+		"       lease_until = NULL, finished_at = now(), updated_at = now()" CLAIM_BINDING},
+	[ST_RELEASE] = {"ledger_release", 5,
+		"UPDATE outbox.jobs SET status = 'PENDING', claimed_by = NULL, lease_until = NULL,"
+		"       next_attempt_at = now(), last_error = 'claim released at shutdown',"
+		"       updated_at = now()" CLAIM_BINDING},
+	[ST_MARK_DLQ] = {"ledger_mark_dlq", 2,
+		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'DLQ',"
+		"       last_error = 'the message reached the dead-letter queue',"
+		"       lease_until = NULL, finished_at = now(), updated_at = now()"
+		" WHERE job_id = $1 AND redrive_generation = $2::integer"
+		"   AND (status = 'PENDING' OR status = 'CLAIMED' AND lease_until < now())"},
+	[ST_RECORD_DLQ] = {"ledger_record_dlq", 8,
+		"INSERT INTO outbox.dlq_messages (destination, sqs_message_id, job_id, event_id,"
+		"                                 body, attributes, receive_count, outcome)"
+		" VALUES ($1, $2, $3, $4, $5, coalesce($6::jsonb, '{}'), $7::integer, $8)"},
+	[ST_REDRIVE_LOCK] = {"ledger_redrive_lock", 1,
+		"SELECT job_type, destination, (status = 'CLAIMED' AND lease_until > now()),"
+		"       window_generation IS NOT NULL, coalesce(window_generation, 0)"
+		"  FROM outbox.jobs WHERE job_id = $1 FOR UPDATE"},
+	[ST_REDRIVE_RESET] = {"ledger_redrive_reset", 1,
+		"UPDATE outbox.jobs SET redrive_generation = redrive_generation + 1,"
+		"       status = 'PENDING', attempt_count = 0, next_attempt_at = now(),"
+		"       dead_reason = NULL, claimed_by = NULL, lease_until = NULL,"
+		"       finished_at = NULL, updated_at = now()"
+		" WHERE job_id = $1 RETURNING redrive_generation"},
+	[ST_REDRIVE_EVENT] = {"ledger_redrive_event", 6,
+		"INSERT INTO outbox.outbox_events (event_id, event_type, job_id, destination,"
+		"                                  redrive_generation, body)"
+		" VALUES ($1, $2, $3, $4, $5::integer, $6)"},
+	/* ledger_claim_direct for a whole receive batch: each row keeps its own
+	 * generation and job type; rows another transaction holds locked are
+	 * skipped (no waits, no lock-order deadlock between workers): the caller
+	 * applies the per-message rules to every message it did not win. */
+	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 6,
+		"WITH c AS ("
+		"  SELECT j.job_id FROM outbox.jobs j"
+		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
+		"      ON j.job_id = m.job_id AND j.redrive_generation = m.gen"
+		"     AND j.job_type = m.job_type"
+		"   WHERE j.destination = $4 AND j.window_symbol IS NULL AND" CLAIMABLE
+		"   FOR UPDATE OF j SKIP LOCKED)"
+		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
+		"       attempt_count = j.attempt_count + 1,"
+		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
+		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
+		" RETURNING j.job_id, j.attempt_count, j.payload::text"},
+	/* The completion transaction's first statement: lock the rows whose
+	 * claims ($1 job ids, $2 attempt counts, $3 redrive generations, by
+	 * $4, no window) still hold, in job_id order. */
+	[ST_LOCK_CLAIMS] = {"ledger_lock_claims", 4,
+		"SELECT j.job_id FROM outbox.jobs j"
+		"  JOIN unnest($1::text[], $2::integer[], $3::integer[]) AS c(job_id, attempt, gen)"
+		"    ON j.job_id = c.job_id"
+		" WHERE j.claimed_by = $4 AND j.status = 'CLAIMED' AND j.attempt_count = c.attempt"
+		"   AND j.redrive_generation = c.gen AND j.window_generation IS NULL"
+		" ORDER BY j.job_id FOR UPDATE OF j"},
+	/* CLAIMED -> SUCCEEDED for many non-price claims, each row bound. */
+	[ST_SUCCEED_BATCH] = {"ledger_succeed_batch", 4,
+		"UPDATE outbox.jobs j SET status = 'SUCCEEDED', lease_until = NULL,"
+		"       finished_at = now(), updated_at = now()"
+		"  FROM unnest($1::text[], $2::integer[], $3::integer[]) AS c(job_id, attempt, gen)"
+		" WHERE j.job_id = c.job_id AND j.claimed_by = $4 AND j.status = 'CLAIMED'"
+		"   AND j.attempt_count = c.attempt AND j.redrive_generation = c.gen"
+		"   AND j.window_generation IS NULL"},
+	/* Only a PUBLISHED event of a job still PENDING in that generation: a
+	 * NEW event is sent anyway, a DEAD one made the job UNROUTABLE, and a
+	 * job claimed again meanwhile has a message. */
+	[ST_REARM_EVENT] = {"ledger_rearm_event", 3,
+		"UPDATE outbox.outbox_events e SET status = 'NEW', published_at = NULL,"
+		"       next_attempt_at = j.next_attempt_at, claimed_by = NULL,"
+		"       claim_until = NULL, last_error = $3"
+		"  FROM outbox.jobs j"
+		" WHERE e.job_id = $1 AND e.redrive_generation = $2::integer"
+		"   AND e.status = 'PUBLISHED' AND j.job_id = e.job_id"
+		"   AND j.redrive_generation = e.redrive_generation AND j.status = 'PENDING'"},
+};
+
+int ledger_prepare(PGconn *conn, char *err, size_t errlen)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		PGresult *res = PQprepare(conn, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
+
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			db_error(conn, res, err, errlen);
+			PQclear(res);
+			return -1;
+		}
+		PQclear(res);
+	}
+	return 0;
+}
+
+/* Runs a prepared statement; NULL with err on failure. */
+static PGresult *run(PGconn *conn, enum stmt st, const char *const *params,
+                     char *err, size_t errlen)
+{
+	PGresult *res = PQexecPrepared(conn, stmts[st].name, stmts[st].nparams, params,
+	                               NULL, NULL, 0);
+	ExecStatusType s = PQresultStatus(res);
+
+	if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)
+		return res;
+	db_error(conn, res, err, errlen);
+	PQclear(res);
+	return NULL;
+}
+
+/* A CAS without RETURNING: 1 if a row changed, 0 if none, -1. */
+static int run_cas(PGconn *conn, enum stmt st, const char *const *params,
+                   char *err, size_t errlen)
+{
+	PGresult *res = run(conn, st, params, err, errlen);
+	int rc;
+
+	if (res == NULL)
+		return -1;
+	rc = strcmp(PQcmdTuples(res), "0") == 0 ? 0 : 1;
+	PQclear(res);
+	return rc;
+}
+
+static int to_int(const char *s)
+{
+	return (int)strtol(s, NULL, 10);
+}
+
+static void copy_field(char *dst, size_t dstlen, const char *src)
+{
+	snprintf(dst, dstlen, "%s", src != NULL ? src : "");
+}
+
+const char *ledger_status_name(enum ledger_status s)
+{
+	static const char *const names[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
+
+	return (unsigned)s < 4 ? names[s] : "UNKNOWN";
+}
+
+static enum ledger_status parse_status(const char *s)
+{
+	if (strcmp(s, "CLAIMED") == 0)
+		return LEDGER_CLAIMED;
+	if (strcmp(s, "SUCCEEDED") == 0)
+		return LEDGER_SUCCEEDED;
+	if (strcmp(s, "DEAD") == 0)
+		return LEDGER_DEAD;
+	return LEDGER_PENDING;
+}
+
+int ledger_job_lookup(PGconn *conn, const char *job_id, struct ledger_job *out,
+                      char *err, size_t errlen)
+{
+	const char *params[1] = {job_id};
+	PGresult *res = run(conn, ST_LOOKUP, params, err, errlen);
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) != 1)
+		goto out;
+	copy_field(out->job_id, sizeof(out->job_id), PQgetvalue(res, 0, 0));
+	copy_field(out->job_type, sizeof(out->job_type), PQgetvalue(res, 0, 1));
+	copy_field(out->destination, sizeof(out->destination), PQgetvalue(res, 0, 2));
+	out->status = parse_status(PQgetvalue(res, 0, 3));
+	out->redrive_generation = to_int(PQgetvalue(res, 0, 4));
+	out->attempt_count = to_int(PQgetvalue(res, 0, 5));
+	out->has_window = !PQgetisnull(res, 0, 6);
+	copy_field(out->window_symbol, sizeof(out->window_symbol), PQgetvalue(res, 0, 6));
+	copy_field(out->window_start, sizeof(out->window_start), PQgetvalue(res, 0, 7));
+	out->window_generation = to_int(PQgetvalue(res, 0, 8));
+	out->due_in_seconds = strtod(PQgetvalue(res, 0, 9), NULL);
+	out->lease_live = strcmp(PQgetvalue(res, 0, 10), "t") == 0;
+	out->lease_remaining_seconds = strtod(PQgetvalue(res, 0, 11), NULL);
+	rc = 1;
+out:
+	PQclear(res);
+	return rc;
+}
+
+int ledger_window_lock(PGconn *conn, const char *symbol, const char *window_start,
+                       int *generation, char *err, size_t errlen)
+{
+	const char *params[2] = {symbol, window_start};
+	PGresult *res = run(conn, ST_WINDOW_LOCK, params, err, errlen);
+	int rc = 0;
+
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 1) {
+		*generation = to_int(PQgetvalue(res, 0, 0));
+		rc = 1;
+	}
+	PQclear(res);
+	return rc;
+}
+
+/* ST_CLAIM or ST_CLAIM_DIRECT (destination and job_type: $5, $6). */
+static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_generation,
+                 const char *claimed_by, int lease_seconds, const char *destination,
+                 const char *job_type, struct ledger_claim *out, char **payload,
+                 char *err, size_t errlen)
+{
+	char gen[16], lease[16];
+	const char *params[6] = {job_id, gen, claimed_by, lease, destination, job_type};
+	PGresult *res;
+	int rc = 0;
+
+	*payload = NULL;
+	memset(out, 0, sizeof(*out));
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	snprintf(lease, sizeof(lease), "%d", lease_seconds);
+	res = run(conn, st, params, err, errlen);
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) != 1)
+		goto out;
+	*payload = strdup(PQgetvalue(res, 0, 3));
+	if (*payload == NULL) {
+		/* The claim is taken but unusable: its lease expires. */
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	copy_field(out->job_id, sizeof(out->job_id), job_id);
+	copy_field(out->claimed_by, sizeof(out->claimed_by), claimed_by);
+	out->attempt_count = to_int(PQgetvalue(res, 0, 0));
+	out->redrive_generation = redrive_generation;
+	out->has_window = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	out->window_generation = to_int(PQgetvalue(res, 0, 2));
+	rc = 1;
+out:
+	PQclear(res);
+	return rc;
+}
+
+int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
+                 const char *claimed_by, int lease_seconds, struct ledger_claim *out,
+                 char **payload, char *err, size_t errlen)
+{
+	return claim(conn, ST_CLAIM, job_id, redrive_generation, claimed_by, lease_seconds, NULL,
+	             NULL, out, payload, err, errlen);
+}
+
+int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation,
+                        const char *destination, const char *job_type, const char *claimed_by,
+                        int lease_seconds, struct ledger_claim *out, char **payload,
+                        char *err, size_t errlen)
+{
+	return claim(conn, ST_CLAIM_DIRECT, job_id, redrive_generation, claimed_by, lease_seconds,
+	             destination, job_type, out, payload, err, errlen);
+}
+
+int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,
+                      char *err, size_t errlen)
+{
+	char gen[16];
+	const char *params[2] = {job_id, gen};
+
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	return run_cas(conn, ST_MARK_STALE, params, err, errlen);
+}
+
+/* The five bound values of a claim, as text. */
+struct claim_text {
+	char attempt[16];
+	char gen[16];
+	char window[16];
+	char extra[16];
+};
+
+static void claim_params(const struct ledger_claim *c, struct claim_text *t,
+                         const char *params[5])
+{
+	snprintf(t->attempt, sizeof(t->attempt), "%d", c->attempt_count);
+	snprintf(t->gen, sizeof(t->gen), "%d", c->redrive_generation);
+	snprintf(t->window, sizeof(t->window), "%d", c->window_generation);
+	params[0] = c->job_id;
+	params[1] = c->claimed_by;
+	params[2] = t->attempt;
+	params[3] = t->gen;
+	params[4] = c->has_window ? t->window : NULL;
+}
+
+int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
+                        char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[6];
+
+	claim_params(claim, &t, params);
+	snprintf(t.extra, sizeof(t.extra), "%d", lease_seconds);
+	params[5] = t.extra;
+	return run_cas(conn, ST_EXTEND, params, err, errlen);
+}
+
+int ledger_succeed(PGconn *conn, const struct ledger_claim *claim, char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[5];
+
+	claim_params(claim, &t, params);
+	return run_cas(conn, ST_SUCCEED, params, err, errlen);
+}
+
+int ledger_mark_stale_claimed(PGconn *conn, const struct ledger_claim *claim,
+                              char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[5];
+
+	claim_params(claim, &t, params);
+	return run_cas(conn, ST_MARK_STALE_CLAIMED, params, err, errlen);
+}
+
+int ledger_retry(PGconn *conn, const struct ledger_claim *claim, int delay_seconds,
+                 const char *last_error, char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[7];
+
+	claim_params(claim, &t, params);
+	snprintf(t.extra, sizeof(t.extra), "%d", delay_seconds);
+	params[5] = t.extra;
+	params[6] = last_error;
+	return run_cas(conn, ST_RETRY, params, err, errlen);
+}
+
+int ledger_fail(PGconn *conn, const struct ledger_claim *claim, const char *dead_reason,
+                const char *last_error, char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[7];
+
+	claim_params(claim, &t, params);
+	params[5] = dead_reason;
+	params[6] = last_error;
+	return run_cas(conn, ST_FAIL, params, err, errlen);
+}
+
+int ledger_release(PGconn *conn, const struct ledger_claim *claim, char *err, size_t errlen)
+{
+	struct claim_text t;
+	const char *params[5];
+
+	claim_params(claim, &t, params);
+	return run_cas(conn, ST_RELEASE, params, err, errlen);
+}
+
+int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
+                       const char *why, char *err, size_t errlen)
+{
+	char gen[16];
+	const char *params[3] = {job_id, gen, why};
+
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	return run_cas(conn, ST_REARM_EVENT, params, err, errlen);
+}
+
+int ledger_mark_dlq(PGconn *conn, const char *job_id, int redrive_generation,
+                    char *err, size_t errlen)
+{
+	char gen[16];
+	const char *params[2] = {job_id, gen};
+
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	return run_cas(conn, ST_MARK_DLQ, params, err, errlen);
+}
+
+int ledger_record_dlq(PGconn *conn, const struct ledger_dlq_record *rec,
+                      char *err, size_t errlen)
+{
+	char count[16];
+	const char *params[8] = {rec->destination, rec->sqs_message_id, rec->job_id,
+	                         rec->event_id, rec->body, rec->attributes_json,
+	                         rec->receive_count >= 0 ? count : NULL, rec->outcome};
+
+	snprintf(count, sizeof(count), "%d", rec->receive_count);
+	return run_cas(conn, ST_RECORD_DLQ, params, err, errlen) < 0 ? -1 : 0;
+}
+
+char *ledger_message_body(const char *event_id, const char *job_id, const char *job_type,
+                          const char *destination, int redrive_generation,
+                          bool has_window, int window_generation)
+{
+	json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:i}", "event_id", event_id,
+	                         "job_id", job_id, "job_type", job_type,
+	                         "destination", destination,
+	                         "redrive_generation", redrive_generation);
+	char *text = NULL;
+
+	if (body == NULL)
+		return NULL;
+	if (has_window &&
+	    json_object_set_new(body, "window_generation", json_integer(window_generation)) < 0)
+		goto out;
+	text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+out:
+	json_decref(body);
+	return text;
+}
+
+/* Inserts the outbox event of generation gen for a redriven job. */
+static int insert_redrive_event(PGconn *conn, const char *job_id, PGresult *job, int gen,
+                                char *event_id, size_t event_id_len,
+                                char *err, size_t errlen)
+{
+	const char *type = PQgetvalue(job, 0, 0);
+	const char *dest = PQgetvalue(job, 0, 1);
+	bool has_window = strcmp(PQgetvalue(job, 0, 3), "t") == 0;
+	char gentext[16];
+	char *body;
+	int n, rc;
+
+	n = snprintf(event_id, event_id_len, "%s:%s:%d", type, job_id, gen);
+	if (n < 0 || (size_t)n >= event_id_len) {
+		snprintf(err, errlen, "event id too long for job type \"%s\"", type);
+		return -1;
+	}
+	body = ledger_message_body(event_id, job_id, type, dest, gen, has_window,
+	                           to_int(PQgetvalue(job, 0, 4)));
+	if (body == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(gentext, sizeof(gentext), "%d", gen);
+	const char *params[6] = {event_id, type, job_id, dest, gentext, body};
+	rc = run_cas(conn, ST_REDRIVE_EVENT, params, err, errlen);
+	free(body);
+	return rc < 0 ? -1 : 0;
+}
+
+int ledger_redrive(PGconn *conn, const char *job_id, int *new_generation,
+                   char *event_id, size_t event_id_len, char *err, size_t errlen)
+{
+	const char *params[1] = {job_id};
+	PGresult *job = run(conn, ST_REDRIVE_LOCK, params, err, errlen);
+	PGresult *reset = NULL;
+	int rc = -1;
+
+	if (job == NULL)
+		return -1;
+	if (PQntuples(job) != 1) {
+		rc = 0;
+		goto out;
+	}
+	if (strcmp(PQgetvalue(job, 0, 2), "t") == 0) {
+		rc = -2;
+		goto out;
+	}
+	reset = run(conn, ST_REDRIVE_RESET, params, err, errlen);
+	if (reset == NULL || PQntuples(reset) != 1)
+		goto out;
+	*new_generation = to_int(PQgetvalue(reset, 0, 0));
+	if (insert_redrive_event(conn, job_id, job, *new_generation, event_id, event_id_len,
+	                         err, errlen) < 0)
+		goto out;
+	rc = 1;
+out:
+	PQclear(reset);
+	PQclear(job);
+	return rc;
+}
+
+/* Appends s to the array literal being built in buf (quoted when quote). */
+static void array_add(char **p, const char *s, bool quote, bool first)
+{
+	if (!first)
+		*(*p)++ = ',';
+	if (quote)
+		*(*p)++ = '"';
+	for (; *s != '\0'; s++) {
+		if (quote && (*s == '"' || *s == '\\'))
+			*(*p)++ = '\\';
+		*(*p)++ = *s;
+	}
+	if (quote)
+		*(*p)++ = '"';
+}
+
+/*
+ * A PostgreSQL array literal of n strings (quote: each quoted and escaped,
+ * for text[]; else as they are, for integer[]).  Caller frees; NULL when
+ * out of memory.
+ */
+static char *array_literal(const char *const *v, size_t n, bool quote)
+{
+	size_t len = 3;
+	char *buf, *p;
+
+	for (size_t i = 0; i < n; i++)
+		len += 2 * strlen(v[i]) + 3;
+	buf = malloc(len);
+	if (buf == NULL)
+		return NULL;
+	p = buf;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++)
+		array_add(&p, v[i], quote, i == 0);
+	*p++ = '}';
+	*p = '\0';
+	return buf;
+}
+
+/* Integers as text for array_literal(); nums holds n slots of 16 bytes. */
+static void int_texts(const int *v, size_t n, char (*nums)[16], const char **out)
+{
+	for (size_t i = 0; i < n; i++) {
+		snprintf(nums[i], sizeof(nums[i]), "%d", v[i]);
+		out[i] = nums[i];
+	}
+}
+
+/* Finds job_id among the n requests; n if absent. */
+static size_t find_req(const struct ledger_batch_req *reqs, size_t n, const char *job_id)
+{
+	size_t i = 0;
+
+	while (i < n && strcmp(reqs[i].job_id, job_id) != 0)
+		i++;
+	return i;
+}
+
+/* Fills claims/payloads/won from the claim statement's rows; -1 on OOM. */
+static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size_t n,
+                        const char *claimed_by, struct ledger_claim *claims,
+                        char **payloads, bool *won, char *err, size_t errlen)
+{
+	int got = 0;
+
+	for (int r = 0; r < PQntuples(res); r++) {
+		size_t i = find_req(reqs, n, PQgetvalue(res, r, 0));
+
+		if (i == n || won[i])
+			continue;
+		payloads[i] = strdup(PQgetvalue(res, r, 2));
+		if (payloads[i] == NULL) {
+			/* Claims taken but unusable: their leases expire. */
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		memset(&claims[i], 0, sizeof(claims[i]));
+		copy_field(claims[i].job_id, sizeof(claims[i].job_id), reqs[i].job_id);
+		copy_field(claims[i].claimed_by, sizeof(claims[i].claimed_by), claimed_by);
+		claims[i].attempt_count = to_int(PQgetvalue(res, r, 1));
+		claims[i].redrive_generation = reqs[i].redrive_generation;
+		won[i] = true;
+		got++;
+	}
+	return got;
+}
+
+int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t n,
+                       const char *destination, const char *claimed_by, int lease_seconds,
+                       struct ledger_claim *claims, char **payloads, bool *won,
+                       char *err, size_t errlen)
+{
+	const char *ids[LEDGER_BATCH_MAX], *types[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
+	char nums[LEDGER_BATCH_MAX][16], lease[16];
+	int genv[LEDGER_BATCH_MAX];
+	char *a_ids = NULL, *a_gens = NULL, *a_types = NULL;
+	PGresult *res = NULL;
+	int rc = -1;
+
+	for (size_t i = 0; i < n && i < LEDGER_BATCH_MAX; i++) {
+		ids[i] = reqs[i].job_id;
+		types[i] = reqs[i].job_type;
+		genv[i] = reqs[i].redrive_generation;
+		won[i] = false;
+		payloads[i] = NULL;
+	}
+	if (n > LEDGER_BATCH_MAX) {
+		snprintf(err, errlen, "too many messages in one claim");
+		return -1;
+	}
+	int_texts(genv, n, nums, gens);
+	snprintf(lease, sizeof(lease), "%d", lease_seconds);
+	a_ids = array_literal(ids, n, true);
+	a_gens = array_literal(gens, n, false);
+	a_types = array_literal(types, n, true);
+	if (a_ids == NULL || a_gens == NULL || a_types == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	const char *params[6] = {a_ids, a_gens, a_types, destination, claimed_by, lease};
+	res = run(conn, ST_CLAIM_BATCH, params, err, errlen);
+	if (res != NULL)
+		rc = claimed_rows(res, reqs, n, claimed_by, claims, payloads, won, err, errlen);
+out:
+	PQclear(res);
+	free(a_ids);
+	free(a_gens);
+	free(a_types);
+	return rc;
+}
+
+/* Runs ST_LOCK_CLAIMS or ST_SUCCEED_BATCH for n claims (same claimed_by). */
+static PGresult *run_claims(PGconn *conn, enum stmt st, const struct ledger_claim *const *claims,
+                            size_t n, char *err, size_t errlen)
+{
+	const char *ids[LEDGER_BATCH_MAX], *att[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
+	char n_att[LEDGER_BATCH_MAX][16], n_gen[LEDGER_BATCH_MAX][16];
+	int v_att[LEDGER_BATCH_MAX], v_gen[LEDGER_BATCH_MAX];
+	char *a_ids, *a_att, *a_gens;
+	PGresult *res = NULL;
+
+	if (n == 0 || n > LEDGER_BATCH_MAX) {
+		snprintf(err, errlen, "1 to %d claims at once", LEDGER_BATCH_MAX);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = claims[i]->job_id;
+		v_att[i] = claims[i]->attempt_count;
+		v_gen[i] = claims[i]->redrive_generation;
+	}
+	int_texts(v_att, n, n_att, att);
+	int_texts(v_gen, n, n_gen, gens);
+	a_ids = array_literal(ids, n, true);
+	a_att = array_literal(att, n, false);
+	a_gens = array_literal(gens, n, false);
+	if (a_ids == NULL || a_att == NULL || a_gens == NULL) {
+		snprintf(err, errlen, "out of memory");
+	} else {
+		const char *params[4] = {a_ids, a_att, a_gens, claims[0]->claimed_by};
+		res = run(conn, st, params, err, errlen);
+	}
+	free(a_ids);
+	free(a_att);
+	free(a_gens);
+	return res;
+}
+
+int ledger_lock_claims(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                       bool *held, char *err, size_t errlen)
+{
+	PGresult *res = run_claims(conn, ST_LOCK_CLAIMS, claims, n, err, errlen);
+	int got = 0;
+
+	for (size_t i = 0; i < n; i++)
+		held[i] = false;
+	if (res == NULL)
+		return -1;
+	for (int r = 0; r < PQntuples(res); r++) {
+		for (size_t i = 0; i < n; i++) {
+			if (!held[i] && strcmp(claims[i]->job_id, PQgetvalue(res, r, 0)) == 0) {
+				held[i] = true;
+				got++;
+				break;
+			}
+		}
+	}
+	PQclear(res);
+	return got;
+}
+
+int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                         char *err, size_t errlen)
+{
+	PGresult *res = run_claims(conn, ST_SUCCEED_BATCH, claims, n, err, errlen);
+	int rc;
+
+	if (res == NULL)
+		return -1;
+	rc = to_int(PQcmdTuples(res));
+	PQclear(res);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * consumer/loop.c: a consumer worker thread's loop: receive a batch from
+ * the destination's queue (one poller per queue at a time), hand it to
+ * consumer/batch.c, flush the deletions it queued.
+ *
+ * Kept apart from consumer/worker.c so that the calls go one way: this
+ * loop calls the batch code, the batch code calls the worker's
+ * per-message steps, and nothing calls back up.
+ */
+#include "consumer/internal.h"
+
+#include <pthread.h>
+
+#include "common/clock.h"
+#include "consumer/batch.h"
+
+/* ReceiveMessage with the destination's receive lock held: one poller per
+ * queue at a time (the others wait for it, then poll). */
+static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
+{
+	int rc = -1;
+
+	/* Connected before waiting for the lock (outbox-bench counts the
+	 * workers' connections to know the daemon is up). */
+	if (consumer_worker_ensure(w) < 0) {
+		consumer_worker_backoff(w);
+		return -1;
+	}
+	if (w->receive_lock != NULL)
+		pthread_mutex_lock(w->receive_lock);
+	if (!consumer_stopping(w->c))
+		rc = consumer_worker_receive(w, w->dest->queue_url, msgs);
+	if (w->receive_lock != NULL)
+		pthread_mutex_unlock(w->receive_lock);
+	return rc;
+}
+
+void *consumer_worker_main(void *arg)
+{
+	struct consumer_worker *w = arg;
+
+	while (!consumer_stopping(w->c)) {
+		struct sqs_messages msgs = {0};
+
+		if (receive_locked(w, &msgs) < 0)
+			continue;
+		w->batch_received_ms = now_ms();
+		consumer_batch_process(w, &msgs);
+		consumer_worker_flush_deletes(w);
+		sqs_messages_free(&msgs);
+	}
+	return NULL;
+}

@@ -1,0 +1,282 @@
+/*
+ * daemon/outboxd.c: the daemon (spec sections 6 and 7).
+ *
+ *   outboxd [-c FILE] [--role relay|consumer|all] [--check-config]
+ *           [--log-level LEVEL]
+ *
+ * Startup validates relay.ini completely (every error reported, exit 78),
+ * loads and starts the plugins of every destination (role consumer/all),
+ * then runs the relay lanes and the consumer workers until SIGTERM or
+ * SIGINT.  Shutdown is graceful: the consumer stops receiving and finishes
+ * or releases its work, the relay finishes its current batches, exit 0.
+ * Signals are taken synchronously with sigwait() in the main thread, so no
+ * work happens in a signal handler.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "aws/http.h"
+#include "config/config.h"
+#include "consumer/consumer.h"
+#include "daemon/plugins.h"
+#include "common/fault.h"
+#include "common/log.h"
+#include "relay/relay.h"
+#include "aws/sqs.h"
+
+enum outboxd_exit {
+	OUTBOXD_EXIT_OK = 0,
+	OUTBOXD_EXIT_FAILURE = 1,
+	OUTBOXD_EXIT_USAGE = 64,
+	OUTBOXD_EXIT_CONFIG = 78,
+};
+
+enum role {
+	ROLE_ALL = 0,
+	ROLE_RELAY = 1,
+	ROLE_CONSUMER = 2,
+};
+
+struct options {
+	const char *config_path;
+	enum role role;
+	int check_config;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: outboxd [-c FILE] [--role relay|consumer|all] [--check-config]\n"
+	        "               [--log-level error|warning|info|debug]\n"
+	        "\n"
+	        "-c FILE defaults to %s\n", SYSCONFDIR "/outboxd/relay.ini");
+}
+
+static int parse_role(const char *s, enum role *out)
+{
+	if (strcmp(s, "all") == 0)
+		*out = ROLE_ALL;
+	else if (strcmp(s, "relay") == 0)
+		*out = ROLE_RELAY;
+	else if (strcmp(s, "consumer") == 0)
+		*out = ROLE_CONSUMER;
+	else
+		return -1;
+	return 0;
+}
+
+/* Returns -1 to continue, or an exit code. */
+static int parse_args(int argc, char **argv, struct options *opts)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"role", required_argument, NULL, 'r'},
+		{"check-config", no_argument, NULL, 't'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	for (opt = getopt_long(argc, argv, "c:th", longopts, NULL); opt != -1;
+	     opt = getopt_long(argc, argv, "c:th", longopts, NULL)) {
+		switch (opt) {
+		case 'c':
+			opts->config_path = optarg;
+			break;
+		case 'r':
+			if (parse_role(optarg, &opts->role) < 0) {
+				fprintf(stderr, "outboxd: invalid role \"%s\": expected relay, consumer or all\n", optarg);
+				return OUTBOXD_EXIT_USAGE;
+			}
+			break;
+		case 't':
+			opts->check_config = 1;
+			break;
+		case 'l':
+			if (!log_parse_level(optarg, &log_max_level)) {
+				fprintf(stderr, "outboxd: invalid log level \"%s\"\n", optarg);
+				return OUTBOXD_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return OUTBOXD_EXIT_OK;
+		default:
+			usage(stderr);
+			return OUTBOXD_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "outboxd: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return OUTBOXD_EXIT_USAGE;
+	}
+	return -1;
+}
+
+static void report_config_errors(const char *path, const struct cfg_errors *errs)
+{
+	cfg_errors_print(errs, stderr);
+	fprintf(stderr, "outboxd: configuration file \"%s\" test failed\n", path);
+}
+
+/*
+ * Loads the file; with --check-config also loads, checks and starts every
+ * plugin once (a real start does that when it creates the instances it
+ * keeps).  Prints every error.
+ */
+static int check_config(const struct options *opts, struct cfg **cfg)
+{
+	struct cfg_errors errs = {0};
+	int rc = 0;
+
+	if (cfg_load(opts->config_path, cfg, &errs) < 0)
+		rc = -1;
+	else if (opts->check_config)
+		rc = daemon_plugins_check(*cfg, &errs);
+	if (rc < 0)
+		report_config_errors(opts->config_path, &errs);
+	cfg_errors_free(&errs);
+	return rc;
+}
+
+/* Plugin instances and the consumer; a refused plugin is a configuration error. */
+static int start_plugins(const struct cfg *cfg, const char *instance_id,
+                         struct daemon_plugins **plugins)
+{
+	struct cfg_errors errs = {0};
+	int rc = daemon_plugins_start(cfg, instance_id, &errs, plugins);
+
+	if (rc == DAEMON_PLUGINS_BAD_CONFIG)
+		report_config_errors(cfg->file, &errs);
+	cfg_errors_free(&errs);
+	return rc == 0 ? OUTBOXD_EXIT_OK
+	       : rc == DAEMON_PLUGINS_BAD_CONFIG ? OUTBOXD_EXIT_CONFIG : OUTBOXD_EXIT_FAILURE;
+}
+
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	/* Threads started later inherit the mask, so only sigwait() sees them. */
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void wait_for_stop(const sigset_t *set)
+{
+	for (;;) {
+		int sig = 0;
+
+		if (sigwait(set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			log_warning("SIGHUP ignored: configuration reload is not supported");
+			log_info("restart outboxd to apply configuration changes (outboxd --check-config first)");
+			continue;
+		}
+		log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		return;
+	}
+}
+
+/*
+ * With OUTBOX_STATS_FILE set, the daemon writes a JSON object to that file
+ * when it stops: {"aws_requests": N, "sqs": {...}} (every SQS/S3 HTTP request
+ * it sent; then SQS requests per action, see sqs_request_counts()).
+ * outbox-bench reads it; nothing else depends on it.
+ */
+static void write_stats(void)
+{
+	const char *path = getenv("OUTBOX_STATS_FILE");
+	json_t *sqs;
+	char *text;
+	FILE *f;
+
+	if (path == NULL || *path == '\0')
+		return;
+	f = fopen(path, "w");
+	if (f == NULL) {
+		log_warning("could not write the statistics file \"%s\"", path);
+		return;
+	}
+	sqs = sqs_request_counts();
+	text = sqs != NULL ? json_dumps(sqs, JSON_COMPACT) : NULL;
+	fprintf(f, "{\"aws_requests\": %lu, \"sqs\": %s}\n", aws_http_requests_made(),
+	        text != NULL ? text : "{}");
+	free(text);
+	json_decref(sqs);
+	fclose(f);
+}
+
+static int run(const struct cfg *cfg, enum role role)
+{
+	struct daemon_plugins *plugins = NULL;
+	struct relay *relay = NULL;
+	char instance_id[300], host[256];
+	sigset_t set;
+	int rc = OUTBOXD_EXIT_FAILURE;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(instance_id, sizeof(instance_id), "%s:%ld", host, (long)getpid());
+	block_signals(&set);
+	if (role != ROLE_RELAY) {
+		rc = start_plugins(cfg, instance_id, &plugins);
+		if (rc != OUTBOXD_EXIT_OK)
+			goto out;
+		rc = OUTBOXD_EXIT_FAILURE;
+	}
+	if (role != ROLE_CONSUMER && relay_start(cfg, instance_id, &relay) < 0)
+		goto out;
+	log_info("outboxd started: role=%s destinations=%zu instance=%s",
+	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
+	         cfg->n_destinations, instance_id);
+	wait_for_stop(&set);
+	rc = OUTBOXD_EXIT_OK;
+out:
+	daemon_plugins_stop(plugins);
+	relay_stop(relay);
+	if (rc == OUTBOXD_EXIT_OK) {
+		write_stats();
+		log_info("outboxd stopped");
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options opts = {.config_path = SYSCONFDIR "/outboxd/relay.ini", .role = ROLE_ALL};
+	struct cfg *cfg = NULL;
+	int rc;
+
+	log_set_ident("outboxd");
+	rc = parse_args(argc, argv, &opts);
+	if (rc >= 0)
+		return rc;
+	fault_init();
+	/* Process-wide library setup, while still single-threaded (R7). */
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (check_config(&opts, &cfg) < 0) {
+		rc = OUTBOXD_EXIT_CONFIG;
+	} else if (opts.check_config) {
+		printf("configuration file \"%s\" test is successful\n", opts.config_path);
+		rc = OUTBOXD_EXIT_OK;
+	} else {
+		rc = run(cfg, opts.role);
+	}
+	cfg_free(cfg);
+	curl_global_cleanup();
+	return rc;
+}

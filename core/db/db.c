@@ -1,0 +1,96 @@
+/*
+ * db/db.c: libpq helpers shared by the core.
+ */
+#include "db/db.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void db_error(PGconn *conn, const PGresult *res, char *err, size_t errlen)
+{
+	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	size_t n;
+
+	/* The server's primary message (and detail) without "ERROR:" or the LINE context. */
+	if (msg != NULL && detail != NULL) {
+		snprintf(err, errlen, "%s (%s)", msg, detail);
+		return;
+	}
+	if (msg == NULL || *msg == '\0')
+		msg = res ? PQresultErrorMessage(res) : NULL;
+	if (msg == NULL || *msg == '\0')
+		msg = conn ? PQerrorMessage(conn) : "no connection";
+	if (msg == NULL || *msg == '\0')
+		msg = "unknown error";
+	snprintf(err, errlen, "%s", msg);
+	n = strlen(err);
+	while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == ' '))
+		err[--n] = '\0';
+	/* libpq's connection messages span lines ("...\n\tThis probably means"):
+	 * one log line per message. */
+	for (char *p = err; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+}
+
+static void ignore_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+PGconn *db_connect(const char *conninfo, const char *application_name,
+                   char *err, size_t errlen)
+{
+	const char *keys[] = {"dbname", "application_name", "connect_timeout", NULL};
+	const char *values[] = {conninfo, application_name, "10", NULL};
+	/* expand_dbname=1: conninfo may be a URI or key=value string. */
+	PGconn *conn = PQconnectdbParams(keys, values, 1);
+
+	if (conn == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (PQstatus(conn) != CONNECTION_OK) {
+		db_error(conn, NULL, err, errlen);
+		PQfinish(conn);
+		return NULL;
+	}
+	/* Notices ("relation already exists, skipping") are not for operators. */
+	PQsetNoticeProcessor(conn, ignore_notice, NULL);
+	return conn;
+}
+
+PGresult *db_query(PGconn *conn, const char *sql, int nparams,
+                   const char *const *params, char *err, size_t errlen)
+{
+	PGresult *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	ExecStatusType st = PQresultStatus(res);
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		return res;
+	db_error(conn, res, err, errlen);
+	PQclear(res);
+	return NULL;
+}
+
+int db_exec(PGconn *conn, const char *sql, char *err, size_t errlen)
+{
+	/* The simple protocol: sql may hold several statements. */
+	PGresult *res = PQexec(conn, sql);
+	ExecStatusType st = PQresultStatus(res);
+	int rc = 0;
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		db_error(conn, res, err, errlen);
+		rc = -1;
+	}
+	PQclear(res);
+	return rc;
+}
+
+int db_connection_lost(PGconn *conn)
+{
+	return conn == NULL || PQstatus(conn) != CONNECTION_OK;
+}

@@ -1,0 +1,42 @@
+/*
+ * db/db.h: small helpers around libpq used by every part of the core.
+ *
+ * They log nothing themselves: each returns the server's message in err so
+ * the caller can say what it was trying to do.
+ */
+#ifndef OUTBOX_CORE_DB_H
+#define OUTBOX_CORE_DB_H
+
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+#include "common/compiler.h"
+
+/*
+ * Connect and check the connection; sets application_name so operators can
+ * tell outboxd's sessions apart in pg_stat_activity.  Returns a connection
+ * the caller closes with PQfinish(), or NULL with the reason in err.
+ */
+PGconn *db_connect(const char *conninfo, const char *application_name,
+                   char *err, size_t errlen);
+
+/* Run one or more statements without parameters (the simple protocol);
+ * rows are discarded.  Returns 0 or -1 with err set. */
+int db_exec(PGconn *conn, const char *sql, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/*
+ * Run a parameterised statement.  Returns the result (caller frees with
+ * PQclear()) when its status is COMMAND_OK or TUPLES_OK, else NULL with err
+ * set.
+ */
+PGresult *db_query(PGconn *conn, const char *sql, int nparams,
+                   const char *const *params, char *err, size_t errlen);
+
+/* Copy the result's or the connection's error into err, without the newline. */
+void db_error(PGconn *conn, const PGresult *res, char *err, size_t errlen);
+
+/* True if the connection is gone (the caller should reconnect). */
+int db_connection_lost(PGconn *conn);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * plugin/loader.h: loading handler plugins and running their instances.
+ *
+ * A registry loads each .so named in relay.ini once (R6): PLUGINDIR/NAME.so
+ * with NAME in [a-z0-9_]+, a regular file, dlopen(RTLD_NOW | RTLD_LOCAL),
+ * then the descriptor header is checked before any plugin code runs (R2).
+ * An instance is one destination's use of a plugin: its options validated
+ * against the plugin's table, init() called once, destroy() exactly once.
+ *
+ * Startup sequence for the daemon (single-threaded):
+ *   plugin_registry_create(NULL, &reg);
+ *   for each destination:
+ *       plugin_instance_create_from_config(reg, cfg, dest, &services, errs, &inst);
+ *   ... workers call plugin_instance_execute() / plugin_instance_commit() ...
+ *   plugin_instance_destroy(inst) for each, then plugin_registry_free(reg).
+ *
+ * The registry is not thread-safe: create and destroy instances from one
+ * thread.  execute/commit may be called from any thread.
+ */
+#ifndef OUTBOX_CORE_PLUGIN_LOADER_H
+#define OUTBOX_CORE_PLUGIN_LOADER_H
+
+#include <stddef.h>
+
+#include <outbox/plugin.h>
+
+#include "config/config.h"
+#include "common/compiler.h"
+#include "plugin/host.h"
+#include "plugin/options.h"
+
+struct plugin_registry;
+struct plugin_module;
+struct plugin_instance;
+
+/*
+ * dir (borrowed, copied) is where NAME.so files are looked up; NULL means
+ * $OUTBOX_PLUGIN_DIR when set (a warning is logged) or else PLUGINDIR.
+ * Returns 0 and *out (caller frees with plugin_registry_free()), or -1.
+ */
+int plugin_registry_create(const char *dir, struct plugin_registry **out) OUTBOX_MUSTCHECK;
+
+/*
+ * Frees the registry and its modules.  Every instance must have been
+ * destroyed.  The .so files are dlclose'd, except in sanitizer builds or
+ * when OUTBOX_VALGRIND=1 / OUTBOX_NO_DLCLOSE=1 is set, so that leak reports
+ * still resolve plugin symbols.
+ */
+void plugin_registry_free(struct plugin_registry *reg);
+
+/* Borrowed; the directory the registry loads from. */
+const char *plugin_registry_dir(const struct plugin_registry *reg);
+
+/*
+ * Load plugin name (borrowed) once: a second call for the same name returns
+ * the module already loaded.  Every refusal is reported to diag (the
+ * message names the file, e.g. plugin "x.so": ABI 1.1 required, host
+ * provides 1.0) and the .so is dlclose'd.  Returns 0 and *out (borrowed,
+ * owned by reg), or -1.
+ */
+int plugin_registry_load(struct plugin_registry *reg, const char *name,
+                         const struct plugin_diag *diag,
+                         struct plugin_module **out) OUTBOX_MUSTCHECK;
+
+/* Borrowed; valid while the registry lives. */
+const struct outbox_plugin *plugin_module_descriptor(const struct plugin_module *mod);
+
+/* What an instance is made from.  Every pointer is borrowed for the call. */
+struct plugin_instance_spec {
+	const char *destination;                  /* [destination:NAME] */
+	const char *plugin;                       /* plugin = NAME */
+	const struct cfg_plugin_option *options;  /* the plugin.* lines */
+	size_t n_options;
+	const struct plugin_host_services *services; /* copied; NULL: none yet */
+};
+
+/*
+ * Load the plugin (through reg), validate options, create the context and
+ * call init().  Every problem goes to diag (options: all of them).  If
+ * init() fails its message is reported as `plugin "x" failed to start: MSG`
+ * and destroy() is called right away.  Returns 0 and *out (caller frees
+ * with plugin_instance_destroy(), before plugin_registry_free()), or -1.
+ */
+int plugin_instance_create(struct plugin_registry *reg,
+                           const struct plugin_instance_spec *spec,
+                           const struct plugin_diag *diag,
+                           struct plugin_instance **out) OUTBOX_MUSTCHECK;
+
+/*
+ * The same for one parsed destination; problems become cfg errors of the
+ * form "FILE:LINE: [destination:NAME] plugin.KEY: problem".  cfg, dest and
+ * services are borrowed.
+ */
+int plugin_instance_create_from_config(struct plugin_registry *reg,
+                                       const struct cfg *cfg,
+                                       const struct cfg_destination *dest,
+                                       const struct plugin_host_services *services,
+                                       struct cfg_errors *errs,
+                                       struct plugin_instance **out) OUTBOX_MUSTCHECK;
+
+/* Calls the plugin's destroy() (exactly once) and frees inst.  NULL is a no-op. */
+void plugin_instance_destroy(struct plugin_instance *inst);
+
+/*
+ * Run execute() for job (borrowed).  result->msg must point to at least
+ * 256 bytes (result->msg_size); it is emptied before the call and always
+ * NUL-terminated after it.  result->output must be NULL on entry; after an
+ * OUTBOX_OK it may hold a new reference the caller owns (json_decref it
+ * after commit); for any other verdict it is NULL.  A verdict outside the
+ * enum becomes OUTBOX_FAIL with an explanation in msg.  Serialised per
+ * instance unless the plugin is OUTBOX_PLUGIN_CONCURRENT.
+ */
+enum outbox_verdict plugin_instance_execute(struct plugin_instance *inst,
+                                            const struct outbox_job *job,
+                                            struct outbox_result *result);
+
+/*
+ * Run commit() inside the caller's transaction tx (borrowed; the consumer's
+ * own struct outbox_tx, handed back to its tx_exec/tx_enqueue services).
+ * output is the borrowed reference execute() produced (may be NULL).  err
+ * (errlen >= 1) is always NUL-terminated.  A plugin without commit() gives
+ * OUTBOX_OK.  Out-of-range verdicts become OUTBOX_FAIL.
+ */
+enum outbox_verdict plugin_instance_commit(struct plugin_instance *inst,
+                                           const struct outbox_job *job,
+                                           const json_t *output,
+                                           struct outbox_tx *tx,
+                                           char *err, size_t errlen);
+
+/* Borrowed; live as long as inst. */
+const char *plugin_instance_destination(const struct plugin_instance *inst);
+const struct outbox_plugin *plugin_instance_descriptor(const struct plugin_instance *inst);
+
+/* Verdict name: "OK", "RETRY", "FAIL" (static string). */
+const char *plugin_verdict_name(enum outbox_verdict verdict);
+
+#endif

@@ -1,0 +1,332 @@
+/*
+ * relay/lane.c: one destination's relay pass (see relay/lane.h).
+ */
+#include "relay/lane.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "db/db.h"
+#include "common/fault.h"
+#include "common/log.h"
+#include "relay/outbox_store.h"
+#include "aws/sqs.h"
+
+#define LANE_ERR_LEN 1024
+/* "code: message" of an AWS failure, for last_error. */
+#define ITEM_ERROR_LEN (AWS_RESULT_CODE_LEN + AWS_RESULT_MESSAGE_LEN + 8)
+
+struct relay_lane {
+	char *conninfo;
+	char *destination;
+	char *queue_url;
+	char *instance_id;
+	struct relay_lane_settings s;
+	struct publisher *pub; /* borrowed */
+	PGconn *conn;          /* owned; NULL while disconnected */
+	bool db_down;          /* an outage was logged and not yet its end */
+	unsigned int nonce;    /* random per lane: claims of a restarted
+	                          process with the same pid never match ours */
+	unsigned long long seq;
+	char token[256];       /* claimed_by of the current pass */
+};
+
+/* One claimed event during a pass. */
+struct lane_item {
+	const struct outbox_claimed_event *ev; /* borrowed from the claim */
+	struct outbox_mark mark;
+	struct sqs_entry_result result;
+	char id[24];                /* batch entry Id: "e<index>" */
+	char error[ITEM_ERROR_LEN];
+	bool decided;               /* mark is final before any send */
+};
+
+void relay_lane_settings_from_cfg(const struct cfg *cfg, struct relay_lane_settings *s)
+{
+	s->batch_size = cfg->relay.batch_size;
+	s->retry_base_seconds = cfg->relay.retry_base_seconds;
+	s->retry_max_seconds = cfg->relay.retry_max_seconds;
+	s->claim_lease_seconds = cfg->relay.claim_lease_seconds;
+}
+
+static unsigned int random_nonce(void)
+{
+	unsigned int v = 0;
+
+	/* Fall back on time and address: uniqueness, not secrecy, matters. */
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
+		v = (unsigned int)time(NULL) ^ (unsigned int)(uintptr_t)&v;
+	return v;
+}
+
+int relay_lane_new(const char *conninfo, const char *destination, const char *queue_url,
+                   const char *instance_id, const struct relay_lane_settings *s,
+                   struct publisher *pub, struct relay_lane **out)
+{
+	struct relay_lane *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (l == NULL)
+		return -1;
+	l->conninfo = strdup(conninfo);
+	l->destination = strdup(destination);
+	l->queue_url = strdup(queue_url);
+	l->instance_id = strdup(instance_id);
+	if (l->conninfo == NULL || l->destination == NULL || l->queue_url == NULL ||
+	    l->instance_id == NULL) {
+		relay_lane_free(l);
+		return -1;
+	}
+	l->s = *s;
+	if (l->s.batch_size < 1)
+		l->s.batch_size = 1;
+	if (l->s.batch_size > SQS_MAX_BATCH_ENTRIES)
+		l->s.batch_size = SQS_MAX_BATCH_ENTRIES;
+	l->pub = pub;
+	l->nonce = random_nonce();
+	*out = l;
+	return 0;
+}
+
+void relay_lane_free(struct relay_lane *lane)
+{
+	if (lane == NULL)
+		return;
+	PQfinish(lane->conn);
+	free(lane->conninfo);
+	free(lane->destination);
+	free(lane->queue_url);
+	free(lane->instance_id);
+	free(lane);
+}
+
+const char *relay_lane_destination(const struct relay_lane *lane)
+{
+	return lane->destination;
+}
+
+/* Logs the first failure of an outage only; drops a dead connection. */
+static void lane_db_failed(struct relay_lane *l, const char *what, const char *err)
+{
+	if (!l->db_down)
+		log_warning("%s: %s dest=%s", what, err, l->destination);
+	l->db_down = true;
+	if (l->conn != NULL && db_connection_lost(l->conn)) {
+		PQfinish(l->conn);
+		l->conn = NULL;
+	}
+}
+
+static int lane_connect(struct relay_lane *l)
+{
+	char err[LANE_ERR_LEN];
+	char app[128];
+
+	if (l->conn != NULL)
+		return 0;
+	snprintf(app, sizeof(app), "outboxd relay %s", l->destination);
+	l->conn = db_connect(l->conninfo, app, err, sizeof(err));
+	if (l->conn == NULL) {
+		lane_db_failed(l, "could not connect to the database", err);
+		return -1;
+	}
+	if (l->db_down)
+		log_info("reconnected to the database dest=%s", l->destination);
+	l->db_down = false;
+	return 0;
+}
+
+static void item_dead(struct lane_item *it, const char *reason, const struct aws_result *r)
+{
+	snprintf(it->error, sizeof(it->error), "%s: %s", r->code, r->message);
+	it->mark.outcome = OUTBOX_OUTCOME_DEAD;
+	it->mark.dead_reason = reason;
+	it->mark.error = it->error;
+	it->decided = true;
+}
+
+/* Events SQS could never accept die here, before anything is sent. */
+static void items_prepare(struct lane_item *items, const struct outbox_claim *c)
+{
+	struct aws_result vr;
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct lane_item *it = &items[i];
+		memset(it, 0, sizeof(*it));
+		it->ev = &c->events[i];
+		it->mark.event_id = it->ev->event_id;
+		snprintf(it->id, sizeof(it->id), "e%zu", i);
+		if (sqs_validate_body(it->ev->body, it->ev->body_len, &vr) == 0)
+			continue;
+		item_dead(it, it->ev->body_len > SQS_MAX_MESSAGE_BYTES ? OUTBOX_DEAD_OVERSIZE
+		                                                      : OUTBOX_DEAD_INVALID_BODY, &vr);
+	}
+}
+
+/* Turns one entry's answer (or the whole request's failure) into a mark. */
+static void item_apply(struct lane_item *it, int request_rc, const struct aws_result *req)
+{
+	const struct sqs_entry_result *r = &it->result;
+
+	if (request_rc < 0) {
+		snprintf(it->error, sizeof(it->error), "%s: %s", req->code, req->message);
+		it->mark.outcome = OUTBOX_OUTCOME_RETRY;
+		it->mark.error = it->error;
+		return;
+	}
+	if (r->ok) {
+		it->mark.outcome = OUTBOX_OUTCOME_PUBLISHED;
+		it->mark.message_id = r->message_id;
+		return;
+	}
+	snprintf(it->error, sizeof(it->error), "%s: %s", r->code, r->message);
+	it->mark.error = it->error;
+	/* SenderFault: the entry itself is bad and would fail again. */
+	if (r->sender_fault || r->klass == AWS_ERR_PERMANENT) {
+		it->mark.outcome = OUTBOX_OUTCOME_DEAD;
+		it->mark.dead_reason = OUTBOX_DEAD_REJECTED;
+	} else {
+		it->mark.outcome = OUTBOX_OUTCOME_RETRY;
+	}
+}
+
+/* Sends items[idx[0..n)] as one request. */
+static void send_chunk(struct relay_lane *l, struct lane_item *items, const size_t *idx,
+                       size_t n, struct relay_pass_stats *st)
+{
+	struct sqs_send_entry entries[SQS_MAX_BATCH_ENTRIES] = {{0}};
+	struct sqs_entry_result results[SQS_MAX_BATCH_ENTRIES];
+	struct aws_result req;
+	int rc;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct lane_item *it = &items[idx[k]];
+		entries[k] = (struct sqs_send_entry){it->id, it->ev->body, it->ev->body_len};
+	}
+	rc = publisher_send_batch(l->pub, l->queue_url, entries, n, results, &req);
+	st->requests++;
+	if (n > st->max_request_entries)
+		st->max_request_entries = n;
+	if (rc < 0) {
+		st->failed_requests++;
+		st->failure_class = req.klass;
+		snprintf(st->failure_code, sizeof(st->failure_code), "%s", req.code);
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct lane_item *it = &items[idx[k]];
+		if (rc == 0)
+			it->result = results[k];
+		item_apply(it, rc, &req);
+	}
+}
+
+/*
+ * Groups the sendable items into requests of at most 10 entries and
+ * SQS_MAX_BATCH_BYTES, in claim order: a claim of large bodies becomes
+ * several requests instead of one that SQS would refuse.
+ */
+static void send_items(struct relay_lane *l, struct lane_item *items, size_t n,
+                       struct relay_pass_stats *st)
+{
+	size_t idx[SQS_MAX_BATCH_ENTRIES];
+	size_t k = 0;
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].decided)
+			continue;
+		if (k > 0 && (k == SQS_MAX_BATCH_ENTRIES ||
+		              bytes + items[i].ev->body_len > SQS_MAX_BATCH_BYTES)) {
+			send_chunk(l, items, idx, k, st);
+			k = 0;
+			bytes = 0;
+		}
+		idx[k++] = i;
+		bytes += items[i].ev->body_len;
+	}
+	if (k > 0)
+		send_chunk(l, items, idx, k, st);
+}
+
+static void count_outcomes(const struct relay_lane *l, const struct lane_item *items,
+                           size_t n, struct relay_pass_stats *st)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct outbox_mark *m = &items[i].mark;
+		switch (m->outcome) {
+		case OUTBOX_OUTCOME_PUBLISHED:
+			st->published++;
+			break;
+		case OUTBOX_OUTCOME_RETRY:
+			st->retried++;
+			break;
+		case OUTBOX_OUTCOME_DEAD:
+			st->dead++;
+			log_warning("outbox event is dead dest=%s event_id=%s reason=%s error=\"%s\"",
+			            l->destination, m->event_id, m->dead_reason, m->error);
+			break;
+		}
+	}
+}
+
+static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
+                       struct relay_pass_stats *st)
+{
+	struct outbox_mark marks[SQS_MAX_BATCH_ENTRIES];
+	struct outbox_mark_stats ms;
+	char err[LANE_ERR_LEN];
+
+	for (size_t i = 0; i < n; i++)
+		marks[i] = items[i].mark;
+	if (outbox_store_mark(l->conn, l->token, marks, n, l->s.retry_base_seconds,
+	                      l->s.retry_max_seconds, &ms, err, sizeof(err)) < 0) {
+		lane_db_failed(l, "could not record the results of sent events (they are sent again once their claim expires)", err);
+		return -1;
+	}
+	count_outcomes(l, items, n, st);
+	st->lost = n - ms.applied;
+	st->jobs_dead = ms.jobs_dead;
+	if (st->lost > 0)
+		log_warning("claim expired before its results were recorded: %zu events were "
+		            "claimed again by another relay dest=%s token=%s",
+		            st->lost, l->destination, l->token);
+	return 0;
+}
+
+int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
+{
+	struct lane_item items[SQS_MAX_BATCH_ENTRIES];
+	struct outbox_claim claim;
+	char err[LANE_ERR_LEN];
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	memset(&claim, 0, sizeof(claim));
+	if (lane_connect(l) < 0)
+		return -1;
+	l->seq++;
+	snprintf(l->token, sizeof(l->token), "%s/%s/%08x.%llu", l->instance_id,
+	         l->destination, l->nonce, l->seq);
+	if (outbox_store_claim(l->conn, l->destination, l->token, l->s.batch_size,
+	                       l->s.claim_lease_seconds, &claim, err, sizeof(err)) < 0) {
+		lane_db_failed(l, "could not claim outbox events", err);
+		goto out;
+	}
+	st->claimed = claim.n;
+	st->full = claim.n >= (size_t)l->s.batch_size;
+	rc = 0;
+	if (claim.n == 0)
+		goto out;
+	FAULT_POINT("relay.after_claim");
+	items_prepare(items, &claim);
+	send_items(l, items, claim.n, st);
+	FAULT_POINT("relay.after_send");
+	rc = lane_record(l, items, claim.n, st);
+out:
+	outbox_store_claim_free(&claim);
+	return rc;
+}

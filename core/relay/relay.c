@@ -1,0 +1,295 @@
+/*
+ * relay/relay.c: the relay's threads: one per destination lane, plus the
+ * listener (relay/listener.c).  The pass itself is in relay/lane.c.
+ *
+ * A lane loops: pass; if the claim was full, pass again at once; if it
+ * claimed more than one event but not a full batch (events are arriving
+ * faster than one at a time), linger RELAY_LINGER_MS and pass again, so
+ * the next SendMessageBatch is fuller; else sleep until woken by a
+ * notification or poll_interval_ms.  A database
+ * failure sleeps relay_reconnect_delay_ms(); a request that failed as a
+ * whole sleeps the lane's own backoff (relay_backoff_ms()), which ignores
+ * notifications: a failing queue must not be hammered, and the lane's
+ * sleep never blocks another lane.
+ */
+#include "relay/relay.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aws/env.h"
+#include "common/log.h"
+#include "relay/publisher.h"
+#include "relay/backoff.h"
+#include "relay/listener.h"
+
+/* The linger after a partial multi-event pass: a few milliseconds of
+ * latency under load for fuller batches (fewer SQS requests and relay
+ * statements per event; docs/performance.md).  A single-event pass (light
+ * load) never lingers, so latency at low rates is unchanged. */
+#define RELAY_LINGER_MS 5
+
+struct relay_thread {
+	struct relay *r;                     /* back pointer */
+	const struct cfg_destination *dest;  /* borrowed from cfg */
+	struct relay_lane *lane;             /* owned */
+	struct publisher *pub;               /* owned */
+	pthread_t tid;
+	bool started;
+	bool sync_ready;                     /* mu and cv initialised */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;                   /* CLOCK_MONOTONIC */
+	bool woken;                          /* under mu */
+	int db_failures;
+	int send_failures;
+};
+
+struct relay {
+	const struct cfg *cfg;        /* borrowed */
+	struct aws_env env;           /* owned; only for the "sqs" publisher */
+	struct relay_thread *lanes;   /* owned; cfg->n_destinations */
+	size_t n;
+	atomic_bool stop;
+	struct relay_listener *listener;
+};
+
+static bool relay_stopping(struct relay *r)
+{
+	return atomic_load(&r->stop);
+}
+
+static void lane_wake(struct relay_thread *t)
+{
+	pthread_mutex_lock(&t->mu);
+	t->woken = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void wake_lanes(void *arg, const char *destination)
+{
+	struct relay *r = arg;
+
+	for (size_t i = 0; i < r->n; i++) {
+		if (destination == NULL || strcmp(r->lanes[i].dest->name, destination) == 0)
+			lane_wake(&r->lanes[i]);
+	}
+}
+
+/*
+ * Sleeps up to ms, or until stop; also until a wake-up when wakeable.  A
+ * wake-up that arrived during the pass ends the next sleep at once, so
+ * none is lost.
+ */
+static void lane_sleep(struct relay_thread *t, long ms, bool wakeable)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&t->mu);
+	while (!relay_stopping(t->r) && !(wakeable && t->woken)) {
+		if (pthread_cond_timedwait(&t->cv, &t->mu, &deadline) != 0)
+			break;
+	}
+	if (wakeable)
+		t->woken = false;
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void lane_send_failed(struct relay_thread *t, const struct relay_pass_stats *st)
+{
+	const struct cfg *cfg = t->r->cfg;
+	long ms;
+
+	t->send_failures++;
+	ms = relay_backoff_ms(cfg->relay.retry_base_seconds, cfg->relay.retry_max_seconds,
+	                      t->send_failures);
+	/* A permanent whole-request error is a misconfiguration (missing queue,
+	 * no permission): the events stay NEW until an operator fixes it. */
+	if (st->failure_class == AWS_ERR_PERMANENT)
+		log_error("queue refused the batch, lane backing off for %ld ms dest=%s "
+		          "queue_url=\"%s\" error=%s failures=%d",
+		          ms, t->dest->name, t->dest->queue_url, st->failure_code, t->send_failures);
+	else
+		log_warning("could not send to the queue, lane backing off for %ld ms dest=%s "
+		            "error=%s failures=%d",
+		            ms, t->dest->name, st->failure_code, t->send_failures);
+	lane_sleep(t, ms, false);
+}
+
+static void *lane_main(void *arg)
+{
+	struct relay_thread *t = arg;
+	struct relay_pass_stats st;
+
+	while (!relay_stopping(t->r)) {
+		if (relay_lane_pass(t->lane, &st) < 0) {
+			t->db_failures++;
+			lane_sleep(t, relay_reconnect_delay_ms(t->db_failures), false);
+			continue;
+		}
+		t->db_failures = 0;
+		if (st.failed_requests > 0) {
+			lane_send_failed(t, &st);
+			continue;
+		}
+		if (t->send_failures > 0 && st.requests > 0) {
+			log_info("sends to the queue work again dest=%s", t->dest->name);
+			t->send_failures = 0;
+		}
+		if (st.full)
+			continue;
+		if (st.claimed > 1) {
+			lane_sleep(t, RELAY_LINGER_MS, false);
+			continue;
+		}
+		lane_sleep(t, t->r->cfg->relay.poll_interval_ms, true);
+	}
+	return NULL;
+}
+
+static int lane_init(struct relay *r, struct relay_thread *t,
+                     const struct cfg_destination *d, const char *instance_id,
+                     const char *kind)
+{
+	struct relay_lane_settings s;
+	pthread_condattr_t ca;
+
+	t->r = r;
+	t->dest = d;
+	if (pthread_condattr_init(&ca) != 0)
+		return -1;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (pthread_mutex_init(&t->mu, NULL) != 0) {
+		pthread_condattr_destroy(&ca);
+		return -1;
+	}
+	if (pthread_cond_init(&t->cv, &ca) != 0) {
+		pthread_mutex_destroy(&t->mu);
+		pthread_condattr_destroy(&ca);
+		return -1;
+	}
+	pthread_condattr_destroy(&ca);
+	t->sync_ready = true;
+	if (publisher_new(kind, &r->env, &t->pub) < 0)
+		return -1;
+	relay_lane_settings_from_cfg(r->cfg, &s);
+	if (relay_lane_new(r->cfg->database.conninfo, d->name, d->queue_url, instance_id, &s,
+	                   t->pub, &t->lane) < 0) {
+		log_error("out of memory creating the relay lane dest=%s", d->name);
+		return -1;
+	}
+	return 0;
+}
+
+static int relay_listen(struct relay *r, const char *instance_id)
+{
+	const char **names = calloc(r->n ? r->n : 1, sizeof(*names));
+	int rc;
+
+	if (names == NULL) {
+		log_error("out of memory starting the relay");
+		return -1;
+	}
+	for (size_t i = 0; i < r->n; i++)
+		names[i] = r->lanes[i].dest->name;
+	rc = relay_listener_start(r->cfg->database.conninfo, instance_id, names, r->n, wake_lanes,
+	                          r, &r->listener);
+	free(names);
+	return rc;
+}
+
+static int relay_spawn(struct relay *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct relay_thread *t = &r->lanes[i];
+		int err = pthread_create(&t->tid, NULL, lane_main, t);
+		if (err != 0) {
+			log_error("could not start the relay lane dest=%s: %s", t->dest->name,
+			          strerror(err));
+			return -1;
+		}
+		t->started = true;
+	}
+	return 0;
+}
+
+int relay_start_publisher(const struct cfg *cfg, const char *instance_id,
+                          const char *publisher_kind, struct relay **out)
+{
+	struct relay *r = calloc(1, sizeof(*r));
+
+	*out = NULL;
+	if (r == NULL) {
+		log_error("out of memory starting the relay");
+		return -1;
+	}
+	r->cfg = cfg;
+	atomic_init(&r->stop, false);
+	if (strcmp(publisher_kind, "sqs") == 0 &&
+	    aws_env_load(&r->env, cfg->aws.region, cfg->aws.endpoint_url,
+	                 cfg->s3.endpoint_url) < 0)
+		goto fail;
+	r->lanes = calloc(cfg->n_destinations ? cfg->n_destinations : 1, sizeof(*r->lanes));
+	if (r->lanes == NULL) {
+		log_error("out of memory starting the relay");
+		goto fail;
+	}
+	r->n = cfg->n_destinations;
+	for (size_t i = 0; i < r->n; i++) {
+		if (lane_init(r, &r->lanes[i], &cfg->destinations[i], instance_id,
+		              publisher_kind) < 0)
+			goto fail;
+	}
+	if (relay_listen(r, instance_id) < 0 || relay_spawn(r) < 0)
+		goto fail;
+	log_info("relay started lanes=%zu publisher=%s", r->n, publisher_kind);
+	*out = r;
+	return 0;
+fail:
+	relay_stop(r);
+	return -1;
+}
+
+int relay_start(const struct cfg *cfg, const char *instance_id, struct relay **out)
+{
+	return relay_start_publisher(cfg, instance_id, "sqs", out);
+}
+
+void relay_stop(struct relay *r)
+{
+	if (r == NULL)
+		return;
+	atomic_store(&r->stop, true);
+	/* The listener first: it calls wake_lanes(), which uses the lanes. */
+	relay_listener_stop(r->listener);
+	for (size_t i = 0; i < r->n; i++) {
+		struct relay_thread *t = &r->lanes[i];
+		if (t->sync_ready)
+			lane_wake(t);
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		struct relay_thread *t = &r->lanes[i];
+		if (t->started)
+			pthread_join(t->tid, NULL);
+		relay_lane_free(t->lane);
+		publisher_free(t->pub);
+		if (t->sync_ready) {
+			pthread_cond_destroy(&t->cv);
+			pthread_mutex_destroy(&t->mu);
+		}
+	}
+	free(r->lanes);
+	aws_env_free(&r->env);
+	free(r);
+}
