@@ -2,7 +2,7 @@
 # Every option in the table of core/config/config.c must appear, in its own
 # section, in docs/configuration.md (as a table row "| `key` | ...") and in
 # conf/relay.ini.sample.in (as a "key = value" line, possibly commented
-# out) (R13).
+# out).
 set -euo pipefail
 
 srcdir=${OUTBOX_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}

@@ -1,5 +1,5 @@
 /*
- * bench/bench.c: outbox-bench (spec section 9, docs/performance.md).
+ * bench/bench.c: outbox-bench (docs/performance.md).
  *
  *   outbox-bench [-c FILE] [--jobs N] [--destinations D] [--workers W]
  *                [--producers P] [--publisher null|sqs] [--offered-rate R]

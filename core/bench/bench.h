@@ -1,5 +1,5 @@
 /*
- * bench/bench.h: what the parts of outbox-bench share (spec section 9,
+ * bench/bench.h: what the parts of outbox-bench share (docs/performance.md,
  * docs/performance.md).
  *
  * bench.c       options, the generated relay.ini, the queues, running the

@@ -9,7 +9,7 @@
  * OK verdicts complete in one transaction (ledger_lock_claims, each job's
  * commit() behind its own savepoint, ledger_succeed_batch).  Every other
  * message, and every message not won, then goes through
- * consumer_worker_process(), the per-message rules of spec section 4.
+ * consumer_worker_process(), the per-message rules of docs/consumer.md.
  */
 #ifndef OUTBOX_CORE_CONSUMER_BATCH_H
 #define OUTBOX_CORE_CONSUMER_BATCH_H

@@ -1,5 +1,5 @@
 /*
- * consumer/consumer.h: the consumer loop (spec section 4) and the database/S3
+ * consumer/consumer.h: the consumer loop (docs/consumer.md) and the database/S3
  * services it lends to plugins.
  *
  * Startup order in outboxd:

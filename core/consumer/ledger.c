@@ -1,5 +1,5 @@
 /*
- * consumer/ledger.c: the job state machine of spec section 3, one prepared statement
+ * consumer/ledger.c: the job state machine of docs/schema.md, one prepared statement
  * per transition (see ledger.h and docs/consumer.md).
  */
 #include "consumer/ledger.h"

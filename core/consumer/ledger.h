@@ -1,5 +1,5 @@
 /*
- * consumer/ledger.h: every state transition of a job (spec section 3), one function
+ * consumer/ledger.h: every state transition of a job (docs/schema.md), one function
  * per transition, each a compare-and-set.
  *
  * Every transition out of CLAIMED binds job_id, claimed_by, status =
@@ -94,8 +94,8 @@ int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
 /*
  * The common case in one statement, before any lookup: ledger_claim() of
  * a job that is not a price job and whose destination and job_type are
- * the message's.  Every job it can claim is one the rules of spec section
- * 4 would let the message claim (terminal, not due, leased, other
+ * the message's.  Every job it can claim is one the per-message rules
+ * (docs/consumer.md) would let the message claim (terminal, not due, leased, other
  * generation, other destination or type, price jobs: no row), so a
  * consumer may try it first and fall back on ledger_job_lookup() and the
  * rules when it returns 0.  Same results as ledger_claim().
@@ -122,8 +122,8 @@ struct ledger_batch_req {
  * another transaction are skipped, not waited for.  For each request i
  * this worker won: won[i] = true, claims[i] (claimed_by copied) and
  * payloads[i] (JSON text; caller frees with free()).  For the others
- * won[i] = false and payloads[i] = NULL: the caller applies spec section
- * 4 to them (lookup, rules).  Returns the number won, or -1 (on -1 the
+ * won[i] = false and payloads[i] = NULL: the caller applies the
+ * per-message rules to them (lookup, rules).  Returns the number won, or -1 (on -1 the
  * caller frees the payloads set so far; claims taken but not returned
  * keep their leases until they expire).
  */

@@ -1,6 +1,6 @@
 /*
  * consumer/message.h: parsing a received message body and choosing what
- * spec section 4 says to do with it.  Pure functions, no I/O: the worker
+ * the rules of docs/consumer.md say to do with it.  Pure functions, no I/O: the worker
  * (consumer/worker.c) performs the action.
  */
 #ifndef OUTBOX_CORE_CONSUMER_MESSAGE_H

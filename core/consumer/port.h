@@ -2,7 +2,7 @@
  * consumer/port.h: what the consumer's per-message logic needs from the
  * queue a message came from, and nothing else.
  *
- * The rules of spec section 4 (consumer/worker.c) act on a delivery in
+ * The per-message rules (docs/consumer.md, consumer/worker.c) act on a delivery in
  * exactly three ways: delete it (possibly batched, so a flush ends a
  * receive batch), move its visibility, or leave it.  A port implements
  * those for one queue:

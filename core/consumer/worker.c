@@ -1,6 +1,6 @@
 /*
  * consumer/worker.c: one worker thread of one destination: receive, apply
- * the rules of spec section 4 to each message, run claimed jobs in two
+ * the per-message rules (docs/consumer.md) to each message, run claimed jobs in two
  * phases (execute outside any transaction, commit inside the transaction
  * that also records the verdict).  See docs/consumer.md.
  */

@@ -1,5 +1,5 @@
 /*
- * ctl/cmd_dead.c: outboxctl dead [--destination D] [--json] (spec section 6).
+ * ctl/cmd_dead.c: outboxctl dead [--destination D] [--json] (docs/outboxctl.md).
  *
  * Lists dead jobs (job_id, destination, dead_reason, last_error,
  * attempt_count, finished_at) and dead outbox events (event_id,

@@ -1,5 +1,5 @@
 /*
- * ctl/cmd_ingest_window.c: outboxctl ingest-window (spec sections 5 and 6)
+ * ctl/cmd_ingest_window.c: outboxctl ingest-window (docs/price-path.md)
  *
  *   ingest-window --symbol S --window-start ISO8601 --bars FILE|-
  *                 [--backfill] [--destination D] [--window-seconds N]

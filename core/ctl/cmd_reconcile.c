@@ -1,5 +1,5 @@
 /*
- * ctl/cmd_reconcile.c: outboxctl reconcile-artifacts (spec sections 5 and 6)
+ * ctl/cmd_reconcile.c: outboxctl reconcile-artifacts (docs/price-path.md)
  *
  *   reconcile-artifacts [--grace SECONDS] [--dry-run] [--json]
  *

@@ -1,5 +1,5 @@
 /*
- * ctl/cmd_redrive.c: outboxctl redrive JOB_ID... (spec section 6).
+ * ctl/cmd_redrive.c: outboxctl redrive JOB_ID... (docs/outboxctl.md).
  *
  * One transaction per job (ledger_redrive): lock the job, refuse it under
  * a live lease, raise redrive_generation, reset it to PENDING (attempt_count

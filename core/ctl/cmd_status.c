@@ -5,7 +5,7 @@
  * database): job counts by state, outbox counts by state, the age of the
  * oldest NEW event and of the oldest due PENDING job (seconds since the row
  * was created; null when there is none).  Every state appears, zero
- * included.  The JSON shape is fixed by spec section 6.
+ * included.  The JSON shape is fixed: docs/outboxctl.md, "status".
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * ctl/ctl.h: what every outboxctl command shares.
  *
- * Exit codes (spec section 6, sysexits.h values): 0 success, 64 usage
+ * Exit codes (docs/outboxctl.md; sysexits.h values): 0 success, 64 usage
  * error, 78 configuration error, 69 a required service is unavailable,
  * 1 any other failure.
  */

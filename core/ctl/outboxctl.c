@@ -1,5 +1,5 @@
 /*
- * ctl/outboxctl.c: the operator's command line (spec section 6).
+ * ctl/outboxctl.c: the operator's command line (docs/outboxctl.md).
  *
  *   outboxctl [-c FILE] [--json] COMMAND [ARGS...]
  *

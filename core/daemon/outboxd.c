@@ -1,5 +1,5 @@
 /*
- * daemon/outboxd.c: the daemon (spec sections 6 and 7).
+ * daemon/outboxd.c: the daemon (docs/outboxd.md, docs/configuration.md).
  *
  *   outboxd [-c FILE] [--role relay|consumer|all] [--check-config]
  *           [--log-level LEVEL]
@@ -266,7 +266,8 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	fault_init();
-	/* Process-wide library setup, while still single-threaded (R7). */
+	/* Process-wide library setup, while still single-threaded: the host
+	 * initialises libcurl and OpenSSL, never a plugin. */
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (check_config(&opts, &cfg) < 0) {
 		rc = OUTBOXD_EXIT_CONFIG;

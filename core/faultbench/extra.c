@@ -1,5 +1,5 @@
 /*
- * faultbench/extra.c: the scenarios added to spec section 8's four (see
+ * faultbench/extra.c: the scenarios added to the four seed scenarios (see
  * docs/reliability.md): the relay killed after sending, the consumer
  * killed inside execute() and inside the completion transaction, a
  * redrive racing a late old-generation message, a price-window correction

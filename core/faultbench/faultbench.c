@@ -1,5 +1,5 @@
 /*
- * faultbench/faultbench.c: outbox-faultbench (spec section 8, docs/reliability.md).
+ * faultbench/faultbench.c: outbox-faultbench (docs/reliability.md).
  *
  *   outbox-faultbench [-c FILE] --repetitions N [--publisher fake|sqs]
  *                     [--scenarios seed|all] [--json] [--log-level LEVEL]
@@ -433,7 +433,7 @@ static void teardown(struct fb *fb)
 
 typedef int (*fb_scenario_fn)(struct fb *fb, json_t *out);
 
-/* The six keys of spec section 8 and the relay's figures, from the seed
+/* The six keys of the seed scenarios (docs/reliability.md) and the relay's figures, from the seed
  * scenarios' objects; 0 or -1. */
 static int summarize(json_t *doc, json_t *scen)
 {

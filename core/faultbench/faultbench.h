@@ -1,5 +1,5 @@
 /*
- * faultbench/faultbench.h: what the parts of outbox-faultbench share (spec section 8,
+ * faultbench/faultbench.h: what the parts of outbox-faultbench share (docs/reliability.md,
  * docs/reliability.md).
  *
  * faultbench.c        options, setup, the fork/kill helper, output
@@ -7,7 +7,7 @@
  *                     fake publisher appends to and the fake message port
  *                     records deletions in) or a real SQS queue; counting
  *                     what arrived; the message port children consume with
- * faultbench/seed.c   the four scenarios of spec section 8
+ * faultbench/seed.c   the four seed scenarios (docs/reliability.md)
  * faultbench/extra.c  the added scenarios (relay/consumer crashes, redrive
  *                     and window-correction races)
  *

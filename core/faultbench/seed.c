@@ -1,5 +1,5 @@
 /*
- * faultbench/seed.c: the four scenarios of spec section 8 (see
+ * faultbench/seed.c: the four seed scenarios (see
  * docs/reliability.md for what is killed where).
  */
 #include "faultbench/faultbench.h"

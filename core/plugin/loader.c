@@ -3,7 +3,7 @@
  *
  * Nothing in a plugin runs before its descriptor header has been checked:
  * outbox_plugin_describe() only returns a pointer to static data, and the
- * header fields are compared before any callback is called (R2).
+ * header fields are compared before any callback is called (docs/plugin-api.md, "Loading rules").
  */
 #include "plugin/loader.h"
 
@@ -137,7 +137,7 @@ static bool valid_name(const char *name)
 	return true;
 }
 
-/* Builds DIR/NAME.so and accepts only a regular file (R6). */
+/* Builds DIR/NAME.so and accepts only a regular file: no symlink, no device, no directory. */
 static int resolve_path(const struct plugin_registry *reg, struct plugin_module *mod,
                         char *path, size_t size, const struct plugin_diag *diag)
 {
@@ -352,7 +352,7 @@ int plugin_instance_create_from_config(struct plugin_registry *reg,
 	return plugin_instance_create(reg, &spec, &diag, out);
 }
 
-/* init() failing still gets its destroy() (R4), right here. */
+/* init() failing still gets its destroy() (docs/plugin-api.md, "Lifecycle"), right here. */
 static int run_init(struct plugin_instance *inst, const struct plugin_diag *diag)
 {
 	const struct outbox_plugin *d = inst->mod->desc;

@@ -1,9 +1,10 @@
 /*
  * plugin/loader.h: loading handler plugins and running their instances.
  *
- * A registry loads each .so named in relay.ini once (R6): PLUGINDIR/NAME.so
- * with NAME in [a-z0-9_]+, a regular file, dlopen(RTLD_NOW | RTLD_LOCAL),
- * then the descriptor header is checked before any plugin code runs (R2).
+ * A registry loads each .so named in relay.ini once, and no other:
+ * PLUGINDIR/NAME.so with NAME in [a-z0-9_]+, a regular file,
+ * dlopen(RTLD_NOW | RTLD_LOCAL), then the descriptor header is checked
+ * before any plugin code runs (docs/plugin-api.md, "Loading rules").
  * An instance is one destination's use of a plugin: its options validated
  * against the plugin's table, init() called once, destroy() exactly once.
  *

@@ -1,6 +1,6 @@
 /*
  * plugin/options.c: typed checks of "plugin.*" keys against a plugin's
- * option table, so plugins never parse strings themselves (R8).
+ * option table, so plugins never parse strings themselves (docs/plugin-api.md, "Options").
  */
 #include "plugin/options.h"
 

@@ -46,7 +46,7 @@ static void set_pq_error(PGconn *conn, const PGresult *res, const char *what,
 
 /*
  * The message body the relay sends: enough to find the job; the database,
- * not the message, decides what happens (spec section 4).
+ * not the message, decides what happens (docs/consumer.md).
  */
 static char *message_body(const char *event_id, const char *job_id, const char *job_type,
                           const char *destination, const char *window_generation)
@@ -171,7 +171,7 @@ int outbox_enqueue_news_job(struct pg_conn *conn, const char *destination,
  * A new window gets generation 1; a different artifact for a confirmed
  * window raises the generation (a correction); the same artifact again
  * changes nothing and returns no row.  The upsert row-locks the window, which
- * the consumer's staleness check also locks (spec section 5).
+ * the consumer's staleness check also locks (docs/price-path.md, "Corrections and generations").
  */
 static const char confirm_window_sql[] =
 	"INSERT INTO outbox.price_windows AS w"

@@ -1,5 +1,5 @@
 /*
- * relay/relay.h: the only path from the outbox to SQS (spec sections 1-3).
+ * relay/relay.h: the only path from the outbox to SQS (docs/relay.md).
  *
  * One lane (thread, database connection, SQS client) per configured
  * destination: it claims due NEW events of that destination only, sends

@@ -1,7 +1,7 @@
 #!/bin/bash
 # outbox-bench in a small configuration (300 jobs, 3 destinations): every
 # phase completes (the bench fails if a job does not reach SUCCEEDED) and
-# prints every figure of spec section 9.  Counters and completeness, not
+# prints every figure of docs/performance.md.  Counters and completeness, not
 # speed: the figures themselves are in docs/performance.md.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 require_pg

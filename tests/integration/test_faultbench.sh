@@ -1,6 +1,6 @@
 #!/bin/bash
 # outbox-faultbench in a small configuration (5 repetitions): the seed
-# scenarios print spec section 8's figures scaled to N, the added ones
+# scenarios print the seed scenarios' figures (docs/reliability.md) scaled to N, the added ones
 # lose nothing and duplicate no business effect; with the fake publisher
 # and, when fauxqs is there, against it.  Counters, not speed.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"

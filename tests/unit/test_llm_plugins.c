@@ -942,7 +942,7 @@ int main(void)
 	}
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	stub_stop();
-	/* No dlclose: leak reports keep the plugins' symbols (R6). */
+	/* No dlclose: leak reports keep the plugins' symbols. */
 	curl_global_cleanup();
 	return rc;
 }

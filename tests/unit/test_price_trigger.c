@@ -1,5 +1,5 @@
 /*
- * test_price_trigger.c: the price_trigger plugin against a mock host (R23).
+ * test_price_trigger.c: the price_trigger plugin against a mock host (a unit test: no services).
  *
  * Loads the built price_trigger.so from $OUTBOX_PLUGIN_DIR with dlopen and
  * drives init/execute/commit/destroy through a struct outbox_host whose
