@@ -69,7 +69,7 @@ static size_t choose(struct batch *b, const struct sqs_messages *msgs)
 		j->m = &msgs->items[i];
 		j->rest = true;
 		if (consumer_message_parse(j->m->body, j->m->body_len, &j->pm, why, sizeof(why)) < 0 ||
-		    j->pm.has_window || strcmp(j->pm.destination, b->w->dest->name) != 0)
+		    j->pm.has_price_window || strcmp(j->pm.destination, b->w->dest->name) != 0)
 			continue;
 		j->candidate = true;
 		for (size_t k = 0; k < i; k++) {

@@ -70,7 +70,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"            THEN greatest(extract(epoch FROM lease_until - now()), 0) ELSE 0"
 		"       END::float8"
 		"  FROM outbox.jobs WHERE job_id = $1"},
-	[ST_WINDOW_LOCK] = {"ledger_window_lock", 2,
+	[ST_WINDOW_LOCK] = {"ledger_price_window_lock", 2,
 		"SELECT generation FROM outbox.price_windows"
 		" WHERE symbol = $1 AND window_start = $2::timestamptz FOR SHARE"},
 	[ST_CLAIM] = {"ledger_claim", 4,
@@ -283,7 +283,7 @@ int ledger_job_lookup(PGconn *conn, const char *job_id, struct ledger_job *out,
 	out->status = parse_status(PQgetvalue(res, 0, 3));
 	out->redrive_generation = to_int(PQgetvalue(res, 0, 4));
 	out->attempt_count = to_int(PQgetvalue(res, 0, 5));
-	out->has_window = !PQgetisnull(res, 0, 6);
+	out->has_price_window = !PQgetisnull(res, 0, 6);
 	copy_field(out->window_symbol, sizeof(out->window_symbol), PQgetvalue(res, 0, 6));
 	copy_field(out->window_start, sizeof(out->window_start), PQgetvalue(res, 0, 7));
 	out->window_generation = to_int(PQgetvalue(res, 0, 8));
@@ -296,7 +296,7 @@ out:
 	return rc;
 }
 
-int ledger_window_lock(PGconn *conn, const char *symbol, const char *window_start,
+int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *window_start,
                        int *generation, char *err, size_t errlen)
 {
 	const char *params[2] = {symbol, window_start};
@@ -344,7 +344,7 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	copy_field(out->claimed_by, sizeof(out->claimed_by), claimed_by);
 	out->attempt_count = to_int(PQgetvalue(res, 0, 0));
 	out->redrive_generation = redrive_generation;
-	out->has_window = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	out->has_price_window = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	out->window_generation = to_int(PQgetvalue(res, 0, 2));
 	rc = 1;
 out:
@@ -397,7 +397,7 @@ static void claim_params(const struct ledger_claim *c, struct claim_text *t,
 	params[1] = c->claimed_by;
 	params[2] = t->attempt;
 	params[3] = t->gen;
-	params[4] = c->has_window ? t->window : NULL;
+	params[4] = c->has_price_window ? t->window : NULL;
 }
 
 int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
@@ -499,7 +499,7 @@ int ledger_record_dlq(PGconn *conn, const struct ledger_dlq_record *rec,
 
 char *ledger_message_body(const char *event_id, const char *job_id, const char *job_type,
                           const char *destination, int redrive_generation,
-                          bool has_window, int window_generation)
+                          bool has_price_window, int window_generation)
 {
 	json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:i}", "event_id", event_id,
 	                         "job_id", job_id, "job_type", job_type,
@@ -509,7 +509,7 @@ char *ledger_message_body(const char *event_id, const char *job_id, const char *
 
 	if (body == NULL)
 		return NULL;
-	if (has_window &&
+	if (has_price_window &&
 	    json_object_set_new(body, "window_generation", json_integer(window_generation)) < 0)
 		goto out;
 	text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -525,7 +525,7 @@ static int insert_redrive_event(PGconn *conn, const char *job_id, PGresult *job,
 {
 	const char *type = PQgetvalue(job, 0, 0);
 	const char *dest = PQgetvalue(job, 0, 1);
-	bool has_window = strcmp(PQgetvalue(job, 0, 3), "t") == 0;
+	bool has_price_window = strcmp(PQgetvalue(job, 0, 3), "t") == 0;
 	char gentext[16];
 	char *body;
 	int n, rc;
@@ -535,7 +535,7 @@ static int insert_redrive_event(PGconn *conn, const char *job_id, PGresult *job,
 		snprintf(err, errlen, "event id too long for job type \"%s\"", type);
 		return -1;
 	}
-	body = ledger_message_body(event_id, job_id, type, dest, gen, has_window,
+	body = ledger_message_body(event_id, job_id, type, dest, gen, has_price_window,
 	                           to_int(PQgetvalue(job, 0, 4)));
 	if (body == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -10,6 +10,12 @@
  * error with the server's message in err.  They neither begin nor commit:
  * a statement outside BEGIN autocommits.
  *
+ * One rule of the sample market-data domain lives here, under names that
+ * say "price" (docs/price-path.md): a job tied to a row of
+ * outbox.price_windows (has_price_window) may complete only while the
+ * window still has the job's generation; a corrected window makes it
+ * STALE.  Every other job type is generic.
+ *
  * The SQL lives in ledger.c only.  ledger_prepare() prepares every
  * statement on a connection: call it once per new connection, before any
  * other ledger_ function (they run the prepared statements).  A PGconn is
@@ -44,7 +50,7 @@ struct ledger_job {
 	enum ledger_status status;
 	int redrive_generation;
 	int attempt_count;
-	bool has_window;                  /* a price job */
+	bool has_price_window;            /* a price job (docs/price-path.md) */
 	char window_symbol[LEDGER_NAME_MAX];
 	char window_start[64];            /* as PostgreSQL prints it (UTC) */
 	int window_generation;
@@ -59,7 +65,7 @@ struct ledger_claim {
 	char claimed_by[LEDGER_CLAIMED_BY_MAX];
 	int attempt_count;          /* after the increment: 1 on the first run */
 	int redrive_generation;
-	bool has_window;
+	bool has_price_window;
 	int window_generation;
 };
 
@@ -78,7 +84,7 @@ int ledger_job_lookup(PGconn *conn, const char *job_id, struct ledger_job *out,
  * so a correction waits) and read its generation.  Returns 1 and
  * *generation, 0 if the window does not exist, -1.
  */
-int ledger_window_lock(PGconn *conn, const char *symbol, const char *window_start,
+int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *window_start,
                        int *generation, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /*
@@ -233,10 +239,10 @@ int ledger_redrive(PGconn *conn, const char *job_id, int *new_generation,
 /*
  * The SQS message body of a job's event: {"event_id","job_id","job_type",
  * "destination","redrive_generation"} plus "window_generation" when
- * has_window.  Returns a string the caller frees with free(), or NULL.
+ * has_price_window.  Returns a string the caller frees with free(), or NULL.
  */
 char *ledger_message_body(const char *event_id, const char *job_id, const char *job_type,
                           const char *destination, int redrive_generation,
-                          bool has_window, int window_generation) OUTBOX_MUSTCHECK;
+                          bool has_price_window, int window_generation) OUTBOX_MUSTCHECK;
 
 #endif

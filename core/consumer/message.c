@@ -57,7 +57,7 @@ static int get_generations(json_t *root, struct consumer_msg *out, char *why, si
 		snprintf(why, whylen, "member \"window_generation\" is not a positive integer");
 		return -1;
 	}
-	out->has_window = true;
+	out->has_price_window = true;
 	out->window_generation = (int)json_integer_value(win);
 	return 0;
 }
@@ -123,8 +123,8 @@ static const char *wiring_problem(const char *queue_destination, const struct co
 		return "job type differs from the message's job type";
 	if (m->redrive_generation > job->redrive_generation)
 		return "message names a redrive generation the job does not have";
-	if (m->has_window != job->has_window ||
-	    (m->has_window && m->window_generation != job->window_generation))
+	if (m->has_price_window != job->has_price_window ||
+	    (m->has_price_window && m->window_generation != job->window_generation))
 		return "message window generation differs from the job's";
 	return NULL;
 }

@@ -19,7 +19,7 @@ struct consumer_msg {
 	char job_type[LEDGER_NAME_MAX];
 	char destination[LEDGER_NAME_MAX];
 	int redrive_generation;
-	bool has_window;
+	bool has_price_window;
 	int window_generation;
 };
 

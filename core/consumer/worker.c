@@ -230,7 +230,7 @@ static void stale_or_lost(struct run *r)
 {
 	struct consumer_worker *w = r->w;
 	char err[512];
-	int rc = r->claim.has_window ? ledger_mark_stale_claimed(w->conn, &r->claim, err,
+	int rc = r->claim.has_price_window ? ledger_mark_stale_claimed(w->conn, &r->claim, err,
 	                                                         sizeof(err))
 	                             : 0;
 
@@ -397,7 +397,7 @@ static int claim_price(struct consumer_worker *w, const struct ledger_job *job,
 
 	if (consumer_tx(w, "BEGIN", err, errlen) < 0)
 		return -1;
-	rc = ledger_window_lock(w->conn, job->window_symbol, job->window_start, &gen, err, errlen);
+	rc = ledger_price_window_lock(w->conn, job->window_symbol, job->window_start, &gen, err, errlen);
 	if (rc == 1 && job->window_generation < gen) {
 		rc = ledger_mark_stale(w->conn, job->job_id, job->redrive_generation, err, errlen);
 		rc = rc == 1 ? 2 : rc;
@@ -422,7 +422,7 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 	struct ledger_job now;
 	int rc;
 
-	if (job->has_window)
+	if (job->has_price_window)
 		rc = claim_price(w, job, &r->claim, &payload, err, sizeof(err));
 	else
 		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, w->claimed_by,
@@ -469,7 +469,7 @@ static bool try_direct_claim(struct consumer_worker *w, const struct sqs_message
 	char *payload = NULL;
 	int rc;
 
-	if (pm->has_window || strcmp(pm->destination, w->dest->name) != 0)
+	if (pm->has_price_window || strcmp(pm->destination, w->dest->name) != 0)
 		return false;
 	rc = ledger_claim_direct(w->conn, pm->job_id, pm->redrive_generation, w->dest->name,
 	                         pm->job_type, w->claimed_by, w->c->cfg->consumer.lease_seconds,

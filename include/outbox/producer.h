@@ -58,12 +58,8 @@ int outbox_event_id(const char *event_type, const char *job_id,
                     int redrive_generation, char *out, size_t outlen);
 
 /*
- * Identity of a news item: {"type":"news","source":S,"url":U}.  item
- * (borrowed) must be an object with non-empty string members source, url,
- * published_at, title and body, and optionally symbols (an array of
- * strings).  Returns a new reference, or NULL with the reason in err.
+ * The generic API: any job type, any destination.
  */
-json_t *outbox_news_identity(const json_t *item, char *err, size_t errlen);
 
 /*
  * Enqueue a generic job: job row + outbox event in the caller's
@@ -75,6 +71,28 @@ int outbox_enqueue_job(struct pg_conn *conn, const char *job_type,
                        const char *destination, const json_t *identity,
                        const json_t *payload, struct outbox_enqueued *out,
                        char *err, size_t errlen);
+
+/*
+ * Normalise an ISO 8601 timestamp ("2026-11-30T09:01:00Z",
+ * "2026-11-30 18:01+09:00", ...) to "YYYY-MM-DDTHH:MM:SSZ" in out (21
+ * bytes).  Returns 0 or -1 if it is not a timestamp.
+ */
+int outbox_normalize_timestamp(const char *in, char out[21]);
+
+/*
+ * The sample market-data domain (docs/price-path.md, conf/sample/): news
+ * items and price windows, with the identities and the price_windows
+ * table its plugins (news_llm, price_trigger, explanation) expect.  A
+ * producer of other work needs none of this.
+ */
+
+/*
+ * Identity of a news item: {"type":"news","source":S,"url":U}.  item
+ * (borrowed) must be an object with non-empty string members source, url,
+ * published_at, title and body, and optionally symbols (an array of
+ * strings).  Returns a new reference, or NULL with the reason in err.
+ */
+json_t *outbox_news_identity(const json_t *item, char *err, size_t errlen);
 
 /* enqueue a news item (see outbox_news_identity) to destination. */
 int outbox_enqueue_news_job(struct pg_conn *conn, const char *destination,
@@ -109,13 +127,6 @@ int outbox_enqueue_price_job(struct pg_conn *conn, const char *destination,
                              const struct outbox_price_window *w,
                              struct outbox_price_enqueued *out,
                              char *err, size_t errlen);
-
-/*
- * Normalise an ISO 8601 timestamp ("2026-11-30T09:01:00Z",
- * "2026-11-30 18:01+09:00", ...) to "YYYY-MM-DDTHH:MM:SSZ" in out (21
- * bytes).  Returns 0 or -1 if it is not a timestamp.
- */
-int outbox_normalize_timestamp(const char *in, char out[21]);
 
 #ifdef __cplusplus
 }

@@ -39,7 +39,7 @@ static void test_parse(void **state)
 	assert_int_equal(consumer_message_parse(good, strlen(good), &m, why, sizeof(why)), 0);
 	assert_string_equal(m.job_id, JID);
 	assert_int_equal(m.redrive_generation, 1);
-	assert_false(m.has_window);
+	assert_false(m.has_price_window);
 	static const char *const bad[] = {
 		"garbage", "[]", "{}",
 		"{\"event_id\":\"news:" JID ":0\",\"job_id\":\"" JID "\",\"job_type\":\"news\","
