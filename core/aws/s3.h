@@ -9,8 +9,8 @@
  * true (bucket.endpoint/key).  Keys are encoded once per segment, '/'
  * kept.  Return convention as in sqs.h: 0 ok, -1 with res filled.
  */
-#ifndef OUTBOX_CORE_S3_H
-#define OUTBOX_CORE_S3_H
+#ifndef OUTBOX_CORE_AWS_S3_H
+#define OUTBOX_CORE_AWS_S3_H
 
 #include <stdbool.h>
 #include <stddef.h>

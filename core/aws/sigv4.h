@@ -13,8 +13,8 @@
  * plus "Authorization: <sigv4_authorization()>".  Every header passed in is
  * signed.
  */
-#ifndef OUTBOX_CORE_SIGV4_H
-#define OUTBOX_CORE_SIGV4_H
+#ifndef OUTBOX_CORE_AWS_SIGV4_H
+#define OUTBOX_CORE_AWS_SIGV4_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,8 +11,8 @@
  * filled otherwise.  Batch calls can succeed as a whole and still fail
  * some entries: check every per-entry result (docs/aws.md, "Batches").
  */
-#ifndef OUTBOX_CORE_SQS_H
-#define OUTBOX_CORE_SQS_H
+#ifndef OUTBOX_CORE_AWS_SQS_H
+#define OUTBOX_CORE_AWS_SQS_H
 
 #include <jansson.h>
 #include <stdbool.h>

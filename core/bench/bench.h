@@ -7,8 +7,8 @@
  * bench_load.c  producers (liboutbox, one transaction per job), waiting
  *               for a state, the paced latency run and its percentiles
  */
-#ifndef OUTBOX_CORE_BENCH_H
-#define OUTBOX_CORE_BENCH_H
+#ifndef OUTBOX_CORE_BENCH_BENCH_H
+#define OUTBOX_CORE_BENCH_BENCH_H
 
 #include <stdbool.h>
 #include <stdint.h>

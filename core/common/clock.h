@@ -1,8 +1,8 @@
 /*
  * common/clock.h: the two clocks the core reads, named for what they are for.
  */
-#ifndef OUTBOX_CORE_CLOCK_H
-#define OUTBOX_CORE_CLOCK_H
+#ifndef OUTBOX_CORE_COMMON_CLOCK_H
+#define OUTBOX_CORE_COMMON_CLOCK_H
 
 #include <stdint.h>
 

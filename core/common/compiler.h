@@ -2,8 +2,8 @@
  * common/compiler.h: the compiler attributes the core's headers use.  Empty on a
  * compiler without GNU extensions: they help the checks, never the meaning.
  */
-#ifndef OUTBOX_CORE_COMPILER_H
-#define OUTBOX_CORE_COMPILER_H
+#ifndef OUTBOX_CORE_COMMON_COMPILER_H
+#define OUTBOX_CORE_COMMON_COMPILER_H
 
 #if defined(__GNUC__)
 #define OUTBOX_PRINTF(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))

@@ -10,8 +10,8 @@
  *
  * The names in use are listed in docs/reliability.md.
  */
-#ifndef OUTBOX_CORE_FAULT_H
-#define OUTBOX_CORE_FAULT_H
+#ifndef OUTBOX_CORE_COMMON_FAULT_H
+#define OUTBOX_CORE_COMMON_FAULT_H
 
 #include "common/compiler.h"
 

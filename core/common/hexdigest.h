@@ -6,8 +6,8 @@
  * OpenSSL's libcrypto only, so that liboutbox and the price_trigger plugin
  * (neither links libcore) compile it in as a source of their own.
  */
-#ifndef OUTBOX_CORE_HEXDIGEST_H
-#define OUTBOX_CORE_HEXDIGEST_H
+#ifndef OUTBOX_CORE_COMMON_HEXDIGEST_H
+#define OUTBOX_CORE_COMMON_HEXDIGEST_H
 
 #include <stddef.h>
 

@@ -7,8 +7,8 @@
  * supplied names in double quotes, never a secret.  Structured context goes
  * at the end as key=value pairs ("dest=news event_id=...").
  */
-#ifndef OUTBOX_CORE_LOG_H
-#define OUTBOX_CORE_LOG_H
+#ifndef OUTBOX_CORE_COMMON_LOG_H
+#define OUTBOX_CORE_COMMON_LOG_H
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -7,8 +7,8 @@
  * Values of plugin.* keys are kept as text with their line; the plugin
  * loader validates them against the plugin's own option table.
  */
-#ifndef OUTBOX_CORE_CONFIG_H
-#define OUTBOX_CORE_CONFIG_H
+#ifndef OUTBOX_CORE_CONFIG_CONFIG_H
+#define OUTBOX_CORE_CONFIG_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,8 +10,8 @@
  *   consumer_stop(c);                  stop receiving, finish or release work
  *   destroy the plugin instances; consumer_services_free(svc);
  */
-#ifndef OUTBOX_CORE_CONSUMER_H
-#define OUTBOX_CORE_CONSUMER_H
+#ifndef OUTBOX_CORE_CONSUMER_CONSUMER_H
+#define OUTBOX_CORE_CONSUMER_CONSUMER_H
 
 #include <stddef.h>
 

@@ -24,8 +24,8 @@
  * slot, so nothing touches the claim or the messages once the worker
  * starts its completion transaction.
  */
-#ifndef OUTBOX_CORE_HEARTBEAT_H
-#define OUTBOX_CORE_HEARTBEAT_H
+#ifndef OUTBOX_CORE_CONSUMER_HEARTBEAT_H
+#define OUTBOX_CORE_CONSUMER_HEARTBEAT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -21,8 +21,8 @@
  * other ledger_ function (they run the prepared statements).  A PGconn is
  * used by one thread at a time, as libpq requires.
  */
-#ifndef OUTBOX_CORE_LEDGER_H
-#define OUTBOX_CORE_LEDGER_H
+#ifndef OUTBOX_CORE_CONSUMER_LEDGER_H
+#define OUTBOX_CORE_CONSUMER_LEDGER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * error, 78 configuration error, 69 a required service is unavailable,
  * 1 any other failure.
  */
-#ifndef OUTBOX_CORE_CTL_H
-#define OUTBOX_CORE_CTL_H
+#ifndef OUTBOX_CORE_CTL_CTL_H
+#define OUTBOX_CORE_CTL_CTL_H
 
 #include <stdbool.h>
 

@@ -4,8 +4,8 @@
  * They log nothing themselves: each returns the server's message in err so
  * the caller can say what it was trying to do.
  */
-#ifndef OUTBOX_CORE_DB_H
-#define OUTBOX_CORE_DB_H
+#ifndef OUTBOX_CORE_DB_DB_H
+#define OUTBOX_CORE_DB_DB_H
 
 #include <stddef.h>
 

@@ -7,8 +7,8 @@
  * A "component" keeps the core's and each plugin's version numbers apart.
  * One migrator runs at a time (a session advisory lock).
  */
-#ifndef OUTBOX_CORE_MIGRATE_H
-#define OUTBOX_CORE_MIGRATE_H
+#ifndef OUTBOX_CORE_DB_MIGRATE_H
+#define OUTBOX_CORE_DB_MIGRATE_H
 
 #include <stddef.h>
 

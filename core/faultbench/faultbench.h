@@ -15,8 +15,8 @@
  * queue and plugin instance are its own.  Job identities carry a run tag,
  * so reruns against the same database never collide.
  */
-#ifndef OUTBOX_CORE_FAULTBENCH_H
-#define OUTBOX_CORE_FAULTBENCH_H
+#ifndef OUTBOX_CORE_FAULTBENCH_FAULTBENCH_H
+#define OUTBOX_CORE_FAULTBENCH_FAULTBENCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,8 +15,8 @@
  * sources (plugins never link libcore); the plugin's export list keeps
  * these functions private to it.
  */
-#ifndef OUTBOX_CORE_ARTIFACT_H
-#define OUTBOX_CORE_ARTIFACT_H
+#ifndef OUTBOX_CORE_PRICE_ARTIFACT_H
+#define OUTBOX_CORE_PRICE_ARTIFACT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * [s3] bucket of relay.ini, the per-key advisory lock and the "does any
  * window reference this key?" check (docs/price-path.md).
  */
-#ifndef OUTBOX_CORE_ARTIFACT_STORE_H
-#define OUTBOX_CORE_ARTIFACT_STORE_H
+#ifndef OUTBOX_CORE_PRICE_ARTIFACT_STORE_H
+#define OUTBOX_CORE_PRICE_ARTIFACT_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>

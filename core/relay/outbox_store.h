@@ -12,8 +12,8 @@
  *
  * Errors come back in err (the server's message); nothing is logged here.
  */
-#ifndef OUTBOX_CORE_OUTBOX_STORE_H
-#define OUTBOX_CORE_OUTBOX_STORE_H
+#ifndef OUTBOX_CORE_RELAY_OUTBOX_STORE_H
+#define OUTBOX_CORE_RELAY_OUTBOX_STORE_H
 
 #include <stddef.h>
 

@@ -16,8 +16,8 @@
  * relay makes one per lane.  The fake's recording is protected by a mutex
  * so a test may read it while a lane thread sends.
  */
-#ifndef OUTBOX_CORE_PUBLISHER_H
-#define OUTBOX_CORE_PUBLISHER_H
+#ifndef OUTBOX_CORE_RELAY_PUBLISHER_H
+#define OUTBOX_CORE_RELAY_PUBLISHER_H
 
 #include <stddef.h>
 

@@ -9,8 +9,8 @@
  * The single pass (claim, send, mark) is in relay/lane.h, for programs
  * that drive it themselves (outbox-bench, outbox-faultbench).
  */
-#ifndef OUTBOX_CORE_RELAY_H
-#define OUTBOX_CORE_RELAY_H
+#ifndef OUTBOX_CORE_RELAY_RELAY_H
+#define OUTBOX_CORE_RELAY_RELAY_H
 
 #include "config/config.h"
 #include "common/compiler.h"
