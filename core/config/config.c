@@ -21,6 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "config/text.h"
 
 enum cfg_type {
 	CFG_T_STR,      /* any non-empty text */
@@ -38,6 +42,15 @@ enum cfg_type {
 #define CFG_DEST_PREFIX "destination:"
 #define CFG_PLUGIN_PREFIX "plugin."
 #define CFG_DEST_NAME_MAX 40
+
+/*
+ * Hard limits of the reader, so that "-c /dev/zero" or a runaway file can
+ * never grow memory: a relay.ini is a few kilobytes.  Lines longer than
+ * inih's limit are refused anyway; the buffer only needs to hold enough of
+ * one to say so.
+ */
+#define CFG_MAX_FILE_BYTES (1024L * 1024L)
+#define CFG_LINE_BUF (2 * INI_MAX_LINE)
 
 struct cfg_opt {
 	const char *section;
@@ -99,8 +112,10 @@ struct cfg_parser {
 	struct cfg *cfg;          /* being built; owned until handed out */
 	struct cfg_errors *errs;  /* borrowed */
 	FILE *fp;
-	char *buf;                /* getline buffer */
-	size_t cap;
+	char buf[CFG_LINE_BUF];   /* the current line, cut at CFG_LINE_BUF - 1 bytes */
+	long bytes_read;          /* of the whole file, for CFG_MAX_FILE_BYTES */
+	bool too_large;           /* stopped reading at CFG_MAX_FILE_BYTES */
+	long nul_at;              /* offset of the current line's first NUL byte, or -1 */
 	int line;                 /* line the reader returned last */
 	bool key_seen;            /* a key line since the last header */
 	/* Only for messages; a key can never be longer than one inih line. */
@@ -111,6 +126,12 @@ struct cfg_parser {
 	size_t dest_idx;          /* current destination when kind == CFG_SECT_DEST */
 	int fixed_line[CFG_N_FIXED]; /* header line of each fixed section, 0 if absent */
 	int opt_line[CFG_N_OPTS];    /* line each option was set on (destination: current one) */
+	struct cfg_url_lines *url_lines; /* per destination, in file order; owned */
+};
+
+/* Where a destination set its queue URLs, for the checks across destinations. */
+struct cfg_url_lines {
+	int queue_url, dlq_url;
 };
 
 /* ---- error lists ---- */
@@ -283,12 +304,30 @@ static bool cfg_is_conninfo(const char *v)
 	return true;
 }
 
+/*
+ * An URL is printable ASCII (RFC 3986): other bytes must be percent-encoded,
+ * and a raw one makes every request fail later, far from its cause.
+ */
+static const char *cfg_url_ascii_problem(const char *v)
+{
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c < 0x21 || c > 0x7e)
+			return "an URL may contain printable ASCII characters only "
+			       "(percent-encode anything else)";
+	}
+	return NULL;
+}
+
 /* Returns what a valid value looks like, or NULL if v is valid. */
 static const char *cfg_check_text(enum cfg_type type, const char *v)
 {
 	switch (type) {
 	case CFG_T_URL:
-		return cfg_is_url(v) ? NULL : "must be an URL starting with \"http://\" or \"https://\"";
+		if (!cfg_is_url(v))
+			return "must be an URL starting with \"http://\" or \"https://\"";
+		return cfg_url_ascii_problem(v);
 	case CFG_T_CONNINFO:
 		return cfg_is_conninfo(v) ? NULL : "not a valid libpq connection string";
 	case CFG_T_PLUGIN:
@@ -323,7 +362,7 @@ static void cfg_set_int(struct cfg_parser *p, const struct cfg_opt *o, void *bas
 static void cfg_set_opt(struct cfg_parser *p, size_t i, void *base, const char *v)
 {
 	const struct cfg_opt *o = &cfg_opts[i];
-	bool secret = o->flags & CFG_F_SECRET;
+	bool secret = (o->flags & CFG_F_SECRET) || cfg_text_looks_like_secret(v);
 	const char *problem;
 	char **slot;
 	char *copy;
@@ -429,6 +468,8 @@ const struct cfg_destination *cfg_find_destination(const struct cfg *cfg, const 
 	return NULL;
 }
 
+static void cfg_remember_url_lines(struct cfg_parser *p);
+
 /* ---- sections ---- */
 
 /* Reports required keys the section just ended did not set. */
@@ -445,6 +486,8 @@ static void cfg_section_finish(struct cfg_parser *p)
 		if (mine && (o->flags & CFG_F_REQUIRED) && !p->opt_line[i])
 			cfg_error(p, p->section_line, p->section, o->name, "missing required key");
 	}
+	if (dest)
+		cfg_remember_url_lines(p);
 }
 
 static void cfg_destination_start(struct cfg_parser *p, const char *name)
@@ -676,20 +719,96 @@ static char *cfg_line_content(struct cfg_parser *p, size_t len)
 	return s;
 }
 
+/* Bytes of a line of length len that the buffer holds. */
+static size_t cfg_stored_len(ssize_t len)
+{
+	return (size_t)len < CFG_LINE_BUF - 1 ? (size_t)len : CFG_LINE_BUF - 1;
+}
+
+/*
+ * Reads one line, its newline included, into p->buf (cut at CFG_LINE_BUF - 1
+ * bytes, NUL-terminated) and returns its whole length, or -1 at the end of
+ * the file, on a read error, or once the file passed CFG_MAX_FILE_BYTES.
+ * Unlike getline() it never allocates: a file without newlines costs
+ * nothing but the time to read CFG_MAX_FILE_BYTES.  NUL bytes are kept
+ * (p->nul_at) so that the caller can refuse them: inih would silently cut
+ * the value at the first one.
+ */
+static ssize_t cfg_next_line(struct cfg_parser *p)
+{
+	ssize_t len = 0;
+	int c = EOF;
+
+	p->nul_at = -1;
+	while (!p->too_large && (c = getc(p->fp)) != EOF) {
+		if (++p->bytes_read > CFG_MAX_FILE_BYTES) {
+			p->too_large = true;
+			break;
+		}
+		if (c == '\0' && p->nul_at < 0)
+			p->nul_at = (long)len;
+		if ((size_t)len < CFG_LINE_BUF - 1)
+			p->buf[len] = (char)c;
+		len++;
+		if (c == '\n')
+			break;
+	}
+	p->buf[cfg_stored_len(len)] = '\0';
+	if (p->too_large || (len == 0 && c == EOF))
+		return -1;
+	return len;
+}
+
+/* Refuses a line with a NUL byte or bytes that are not UTF-8, by column. */
+static bool cfg_line_bytes_ok(struct cfg_parser *p, size_t len)
+{
+	long bad;
+
+	if (p->nul_at >= 0) {
+		cfg_error(p, p->line, p->section, NULL,
+			  "line contains a NUL byte (column %ld)", p->nul_at + 1);
+		return false;
+	}
+	if (len >= CFG_LINE_BUF - 1)
+		return true; /* too long: refused as such, and its end is not in buf */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p->buf[i];
+
+		/* Tab is white space, CR and LF end the line; the rest has no
+		 * place in a value and would only fail later, far from here. */
+		if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f) {
+			cfg_error(p, p->line, p->section, NULL,
+				  "line contains the control character 0x%02x (column %zu)", c, i + 1);
+			return false;
+		}
+	}
+	bad = cfg_text_utf8_error(p->buf, len);
+	if (bad < 0)
+		return true;
+	/* As PostgreSQL says it, but with the first offending byte only: the
+	 * bytes after it may be part of a secret. */
+	cfg_error(p, p->line, p->section, NULL,
+		  "invalid byte sequence for encoding \"UTF8\": 0x%02x (column %ld)",
+		  (unsigned char)p->buf[bad], bad + 1);
+	return false;
+}
+
 /* ini_reader: see the comment at the top of this file. */
 static char *cfg_read_line(char *str, int num, void *stream)
 {
 	struct cfg_parser *p = stream;
-	ssize_t len = getline(&p->buf, &p->cap, p->fp);
+	ssize_t len = cfg_next_line(p);
 	char *s, *t;
 
 	if (len < 0)
 		return NULL;
 	p->line++;
 	str[0] = '\0';
-	s = cfg_line_content(p, (size_t)len);
+	if (!cfg_line_bytes_ok(p, (size_t)len))
+		return str; /* reported; the line is skipped */
+	s = cfg_line_content(p, cfg_stored_len(len));
 	t = s + strspn(s, " \t\v\f\r");
-	if (strlen(s) + 2 > (size_t)num) {
+	if ((len < CFG_LINE_BUF ? strlen(s) : (size_t)len) + 2 > (size_t)num) {
 		cfg_error(p, p->line, NULL, NULL, "line is too long (at most %d bytes)", num - 2);
 	} else if (*t == '\0' || *t == ';' || *t == '#') {
 		/* blank line or comment */
@@ -707,6 +826,149 @@ static char *cfg_read_line(char *str, int num, void *stream)
 	return str;
 }
 
+/* ---- queue URLs across destinations ---- */
+
+static void cfg_remember_url_lines(struct cfg_parser *p)
+{
+	size_t n = p->cfg->n_destinations;
+	struct cfg_url_lines *ul = realloc(p->url_lines, n * sizeof(*ul));
+
+	if (!ul) {
+		cfg_error(p, p->section_line, p->section, NULL, "out of memory");
+		return;
+	}
+	p->url_lines = ul;
+	ul[p->dest_idx] = (struct cfg_url_lines){ 0, 0 };
+	for (size_t i = 0; i < CFG_N_OPTS; i++) {
+		if (!cfg_opt_is_dest(&cfg_opts[i]))
+			continue;
+		if (strcmp(cfg_opts[i].name, "queue_url") == 0)
+			ul[p->dest_idx].queue_url = p->opt_line[i];
+		else if (strcmp(cfg_opts[i].name, "dlq_url") == 0)
+			ul[p->dest_idx].dlq_url = p->opt_line[i];
+	}
+}
+
+/*
+ * Whether two URLs name the same queue: the scheme and host compare without
+ * case (DNS does), the path exactly (SQS queue names are case-sensitive),
+ * and a trailing "/" does not count.
+ */
+static bool cfg_same_queue(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	const char *pa, *pb;
+	size_t ha, hb;
+
+	while (la > 0 && a[la - 1] == '/')
+		la--;
+	while (lb > 0 && b[lb - 1] == '/')
+		lb--;
+	pa = strstr(a, "://");
+	pb = strstr(b, "://");
+	ha = pa ? (size_t)(pa - a) + 3 + strcspn(pa + 3, "/") : la;
+	hb = pb ? (size_t)(pb - b) + 3 + strcspn(pb + 3, "/") : lb;
+	if (ha > la)
+		ha = la;
+	if (hb > lb)
+		hb = lb;
+	return ha == hb && la - ha == lb - hb && strncasecmp(a, b, ha) == 0 &&
+	       strncmp(a + ha, b + hb, la - ha) == 0;
+}
+
+static int cfg_url_line(const struct cfg_parser *p, size_t d, bool dlq)
+{
+	if (!p->url_lines)
+		return p->cfg->destinations[d].line;
+	return dlq ? p->url_lines[d].dlq_url : p->url_lines[d].queue_url;
+}
+
+static void cfg_url_error(struct cfg_parser *p, size_t d, const char *key, const char *fmt, ...)
+	OUTBOX_PRINTF(4, 5);
+
+static void cfg_url_error(struct cfg_parser *p, size_t d, const char *key, const char *fmt, ...)
+{
+	char section[sizeof(CFG_DEST_PREFIX) + CFG_DEST_NAME_MAX];
+	va_list ap;
+
+	snprintf(section, sizeof(section), CFG_DEST_PREFIX "%s", p->cfg->destinations[d].name);
+	va_start(ap, fmt);
+	cfg_verror(p->errs, p->cfg->file, cfg_url_line(p, d, strcmp(key, "dlq_url") == 0),
+		   section, key, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * One queue per destination, and a dead-letter queue that is nobody's main
+ * queue: a consumer reading its DLQ as a main queue (or the DLQ reader a
+ * main queue) marks jobs DEAD 'DLQ' that never ran, and two destinations on
+ * one queue receive each other's messages.  URLs are never echoed: the
+ * other destination and its line say enough.
+ */
+static void cfg_check_destination_urls(struct cfg_parser *p)
+{
+	const struct cfg *cfg = p->cfg;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		const struct cfg_destination *d = &cfg->destinations[i];
+
+		for (size_t j = 0; j < i && d->queue_url; j++) {
+			const struct cfg_destination *e = &cfg->destinations[j];
+
+			if (e->queue_url && cfg_same_queue(d->queue_url, e->queue_url))
+				cfg_url_error(p, i, "queue_url", "queue is also the queue_url of destination "
+					      "\"%s\" (line %d): each destination needs its own queue",
+					      e->name, cfg_url_line(p, j, false));
+		}
+		for (size_t j = 0; j < cfg->n_destinations && d->dlq_url; j++) {
+			const struct cfg_destination *e = &cfg->destinations[j];
+
+			if (!e->queue_url || !cfg_same_queue(d->dlq_url, e->queue_url))
+				continue;
+			if (j == i)
+				cfg_url_error(p, i, "dlq_url", "dead-letter queue is the destination's own "
+					      "queue_url (line %d)", cfg_url_line(p, j, false));
+			else
+				cfg_url_error(p, i, "dlq_url", "dead-letter queue is the queue_url of "
+					      "destination \"%s\" (line %d)", e->name,
+					      cfg_url_line(p, j, false));
+		}
+	}
+}
+
+/* ---- opening ---- */
+
+/*
+ * Opens path for reading, refusing anything but a regular file of at most
+ * CFG_MAX_FILE_BYTES: a device or a FIFO never ends, and a relay.ini that
+ * large is a mistake.
+ */
+static FILE *cfg_open(struct cfg_parser *p, const char *path)
+{
+	struct stat st;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp) {
+		cfg_error(p, 0, NULL, NULL, "could not open file: %s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(fp), &st) < 0) {
+		cfg_error(p, 0, NULL, NULL, "could not stat file: %s", strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		cfg_error(p, 0, NULL, NULL, "could not read file: it is %s, not a regular file",
+			  S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) ? "a character device"
+			  : S_ISBLK(st.st_mode) ? "a block device" : S_ISFIFO(st.st_mode) ? "a FIFO"
+			  : "a special file");
+	} else if (st.st_size > CFG_MAX_FILE_BYTES) {
+		cfg_error(p, 0, NULL, NULL, "file is too large (%lld bytes, at most %ld)",
+			  (long long)st.st_size, CFG_MAX_FILE_BYTES);
+	} else {
+		return fp;
+	}
+	fclose(fp);
+	return NULL;
+}
+
 /* ---- whole file ---- */
 
 static void cfg_check_file(struct cfg_parser *p)
@@ -719,6 +981,7 @@ static void cfg_check_file(struct cfg_parser *p)
 	if (cfg->n_destinations == 0)
 		cfg_error(p, 0, CFG_DEST_PREFIX "NAME", NULL,
 			  "missing required section: at least one destination is required");
+	cfg_check_destination_urls(p);
 	if (cfg->relay.retry_max_seconds >= cfg->relay.retry_base_seconds)
 		return;
 	for (size_t i = 0; i < CFG_N_OPTS && !line; i++) {
@@ -757,20 +1020,21 @@ int cfg_load(const char *path, struct cfg **out, struct cfg_errors *errs)
 		cfg_errors_add(errs, "%s: out of memory", path);
 		return -1;
 	}
-	p.fp = fopen(path, "r");
-	if (!p.fp) {
-		cfg_error(&p, 0, NULL, NULL, "could not open file: %s", strerror(errno));
+	p.fp = cfg_open(&p, path);
+	if (!p.fp)
 		goto out;
-	}
 	irc = ini_parse_stream(cfg_read_line, &p, cfg_on_key, &p);
 	if (ferror(p.fp))
 		cfg_error(&p, 0, NULL, NULL, "could not read file");
+	else if (p.too_large)
+		cfg_error(&p, 0, NULL, NULL, "file is too large (more than %ld bytes)",
+			  CFG_MAX_FILE_BYTES);
 	else if (irc == -2)
 		cfg_error(&p, 0, NULL, NULL, "out of memory");
 	else if (irc > 0 && cfg_errors_count(errs) == before)
 		cfg_error(&p, irc, NULL, NULL, "syntax error"); /* not expected: see cfg_read_line */
 	cfg_section_finish(&p);
-	if (!ferror(p.fp))
+	if (!ferror(p.fp) && !p.too_large)
 		cfg_check_file(&p);
 	if (cfg_errors_count(errs) == before) {
 		*out = p.cfg;
@@ -780,7 +1044,7 @@ int cfg_load(const char *path, struct cfg **out, struct cfg_errors *errs)
 out:
 	if (p.fp)
 		fclose(p.fp);
-	free(p.buf);
+	free(p.url_lines);
 	cfg_free(p.cfg);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "common/log.h"
+#include "config/text.h"
 
 void plugin_diag_report(const struct plugin_diag *diag,
                         const struct cfg_plugin_option *opt,
@@ -136,9 +137,20 @@ static bool valid_env_name(const char *name)
 	return true;
 }
 
-/* The value names the variable; its content is a secret and never printed. */
+/*
+ * The value names the variable; its content is a secret and never printed.
+ * A value that looks like the secret itself (someone pasted the key where
+ * its variable's name belongs) is not printed either, not even as the
+ * name of a variable that is not set.
+ */
 static int check_secret_env(const char *name, char *err, size_t errlen)
 {
+	if (cfg_text_looks_like_secret(name)) {
+		snprintf(err, errlen, "value (not shown) looks like a secret, not the name of an "
+		         "environment variable: put the secret in the environment and name that "
+		         "variable here");
+		return -1;
+	}
 	if (!valid_env_name(name)) {
 		snprintf(err, errlen, "invalid environment variable name \"%s\"", name);
 		return -1;

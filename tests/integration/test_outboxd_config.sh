@@ -5,7 +5,7 @@
 ep=http://127.0.0.1:9
 plugins="$TEST_TMP/plugins"
 mkdir -p "$plugins"
-for p in example wrong_major newer_minor missing_symbol init_fails short_struct bad_magic; do
+for p in example news_llm wrong_major newer_minor missing_symbol init_fails short_struct bad_magic; do
 	cp "$OUTBOX_PLUGIN_DIR/$p.so" "$plugins/"
 done
 mkdir "$plugins/dir_plugin.so"
@@ -73,6 +73,26 @@ expect_refusal "$(ini unknownkey "$(dest news example 'plugin.colour = blue\n')"
 expect_refusal "$(ini badvalue "$(dest news example 'plugin.max_items = lots\n')")" \
 	'badvalue.ini:8: [destination:news] plugin.max_items: invalid integer "lots"'
 expect_refusal "$(ini initfails "$(dest news init_fails)")" 'plugin "init_fails" failed to start'
+
+# Configurations that cannot work (issue 11, item 3), refused with FILE:LINE.
+expect_refusal "$(ini dlqmain "$(dest news example "dlq_url = $ep/000000000000/news\n")")" \
+	"dlqmain.ini:8: [destination:news] dlq_url: dead-letter queue is the destination's own queue_url (line 6)"
+expect_refusal "$(ini shared "$(dest news example '\n')" "$(dest price example '\n')" \
+	"[destination:price2]\nqueue_url = $ep/000000000000/price\nplugin = example\n")" \
+	'shared.ini:14: [destination:price2] queue_url: queue is also the queue_url of destination "price" (line 10)'
+expect_refusal "$(ini notutf8 "$(dest news example '\n')" "[s3]\nendpoint_url = $ep/b\xe9cket\n")" \
+	'notutf8.ini:10: [s3]: invalid byte sequence for encoding "UTF8": 0xe9 (column 36)'
+f=$(ini nul "$(dest news example '\n')")
+printf 'plugin.max_items = 5\0000\n' >>"$f"
+expect_refusal "$f" 'nul.ini:9: [destination:news]: line contains a NUL byte (column 21)'
+rc=0
+timeout 10 "$OUTBOXD" -c /dev/zero --check-config >"$TEST_TMP/z.txt" 2>&1 || rc=$?
+check "-c /dev/zero: exit 78 at once" test "$rc" -eq 78
+check "-c /dev/zero: not a regular file" grep -qF '/dev/zero: could not read file: it is a character device, not a regular file' "$TEST_TMP/z.txt"
+pasted=sk-proj-4fGh7Jk2Lm9Np3Qr5St8Uv1Wx6Yz0AbCdEf
+f=$(ini pasted "$(dest news news_llm "plugin.api_key_env = $pasted\n")")
+expect_refusal "$f" 'pasted.ini:8: [destination:news] plugin.api_key_env: value (not shown) looks like a secret'
+check "the pasted secret is not echoed" sh -c "! '$OUTBOXD' -c '$f' --check-config 2>&1 | grep -q 4fGh7"
 
 # The relay role does not load plugins: a relay host needs no plugin files.
 f=$(ini relayonly "$(dest news nosuchplugin)")

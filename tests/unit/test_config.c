@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Not "config.h": with -I. that name finds autoconf's header first. */
 #include "config/config.h"
@@ -320,6 +321,71 @@ static void test_errors_print(void **state)
 	cfg_errors_free(&errs);
 }
 
+/* Loads path and expects exactly one message: FILE (as given) + suffix. */
+static void expect_one_error(const char *path, const char *suffix)
+{
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+	char *want = NULL;
+
+	assert_int_equal(cfg_load(path, &cfg, &errs), -1);
+	assert_null(cfg);
+	assert_true(asprintf(&want, "%s%s", path, suffix) > 0);
+	assert_int_equal(cfg_errors_count(&errs), 1);
+	assert_string_equal(errs.msgs[0], want);
+	free(want);
+	cfg_errors_free(&errs);
+}
+
+/* "-c /dev/zero" used to grow memory without bound: refused before reading. */
+static void test_not_a_regular_file(void **state)
+{
+	(void)state;
+	expect_one_error("/dev/zero", ": could not read file: it is a character device, "
+			 "not a regular file");
+	expect_one_error(FIXTURE_DIR ".", ": could not read file: it is a directory, "
+			 "not a regular file");
+}
+
+/* Writes n bytes of c (no newline at all) to a new temporary file. */
+static char *write_temp(size_t n, char c, const char *head)
+{
+	char *path = strdup("/tmp/outbox-test-config-XXXXXX");
+	int fd;
+	FILE *f;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(head, f);
+	for (size_t i = 0; i < n; i++)
+		fputc(c, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static void test_size_limits(void **state)
+{
+	char *big = write_temp(1024 * 1024 + 1, '\n', "");
+	char *line = write_temp(1024 * 1024 - 20, 'x', "[database]\nk = ");
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+
+	(void)state;
+	expect_one_error(big, ": file is too large (1048577 bytes, at most 1048576)");
+	/* One line of almost 1 MiB: refused as too long, never held in memory. */
+	assert_int_equal(cfg_load(line, &cfg, &errs), -1);
+	assert_true(errs.n >= 1);
+	assert_non_null(strstr(errs.msgs[0], ":2: line is too long (at most 198 bytes)"));
+	cfg_errors_free(&errs);
+	unlink(big);
+	unlink(line);
+	free(big);
+	free(line);
+}
+
 #define ERROR_FIXTURE(name) { #name, test_error_fixture, NULL, NULL, (void *)#name }
 
 int main(void)
@@ -345,6 +411,12 @@ int main(void)
 		ERROR_FIXTURE(secret),
 		ERROR_FIXTURE(missing_sections),
 		ERROR_FIXTURE(syntax),
+		ERROR_FIXTURE(queue_urls),
+		ERROR_FIXTURE(bad_bytes),
+		ERROR_FIXTURE(nul_byte),
+		ERROR_FIXTURE(pasted_secret),
+		cmocka_unit_test(test_not_a_regular_file),
+		cmocka_unit_test(test_size_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
