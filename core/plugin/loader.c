@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -137,6 +138,45 @@ static bool valid_name(const char *name)
 	return true;
 }
 
+/*
+ * As sshd refuses key files others can write: whoever can write the .so, or
+ * replace it in its directory, runs code in the daemon with its database
+ * credentials.  The file and the directory that holds it must not be group-
+ * or world-writable; a sticky directory does not help (its owner's files
+ * are still replaceable by that owner, and the file's own mode is checked).
+ */
+static int check_not_writable(const struct plugin_module *mod, const char *path,
+                              const struct stat *st, const struct plugin_diag *diag)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat dst;
+
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		plugin_diag_report(diag, NULL, "plugin \"%s\" refused: \"%s\" is writable by "
+		                   "%s (mode %04o; run \"chmod go-w %s\")", mod->file, path,
+		                   st->st_mode & S_IWOTH ? "others" : "its group",
+		                   (unsigned)(st->st_mode & 07777), path);
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if (dir[0] == '\0')
+		snprintf(dir, sizeof(dir), "/");
+	if (stat(dir, &dst) < 0) {
+		plugin_diag_report(diag, NULL, "plugin \"%s\" refused: cannot stat its directory "
+		                   "\"%s\": %s", mod->file, dir, strerror(errno));
+		return -1;
+	}
+	if (dst.st_mode & (S_IWGRP | S_IWOTH)) {
+		plugin_diag_report(diag, NULL, "plugin \"%s\" refused: its directory \"%s\" is "
+		                   "writable by %s (mode %04o; run \"chmod go-w %s\")", mod->file,
+		                   dir, dst.st_mode & S_IWOTH ? "others" : "its group",
+		                   (unsigned)(dst.st_mode & 07777), dir);
+		return -1;
+	}
+	return 0;
+}
+
 /* Builds DIR/NAME.so and accepts only a regular file: no symlink, no device, no directory. */
 static int resolve_path(const struct plugin_registry *reg, struct plugin_module *mod,
                         char *path, size_t size, const struct plugin_diag *diag)
@@ -164,7 +204,7 @@ static int resolve_path(const struct plugin_registry *reg, struct plugin_module 
 		                   mod->file, path, S_ISDIR(st.st_mode) ? "a directory" : "special");
 		return -1;
 	}
-	return 0;
+	return check_not_writable(mod, path, &st, diag);
 }
 
 static int open_module(struct plugin_module *mod, const char *path,

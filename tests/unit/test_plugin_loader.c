@@ -237,6 +237,89 @@ static void test_not_a_regular_file(void **state)
 	rmdir(dir);
 }
 
+/* Copies src to dst with mode 0644. */
+static void copy_file(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "rb");
+	FILE *out = fopen(dst, "wb");
+	char buf[8192];
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(chmod(dst, 0644), 0);
+}
+
+/* Loads "good" from dir with a fresh registry; returns the load's result. */
+static int load_from(const char *dir)
+{
+	struct plugin_registry *tmp_reg = NULL;
+	struct plugin_module *mod = NULL;
+	int rc;
+
+	assert_int_equal(plugin_registry_create(dir, &tmp_reg), 0);
+	rc = plugin_registry_load(tmp_reg, "good", &diag, &mod);
+	plugin_registry_free(tmp_reg);
+	return rc;
+}
+
+/* As sshd with key files: a plugin others could replace is never loaded. */
+static void test_writable_plugin_refused(void **state)
+{
+	char dir[] = "/tmp/outbox-plugins-XXXXXX";
+	char path[512], src[512];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/good.so", dir);
+	snprintf(src, sizeof(src), "%s/good.so", fixture_dir());
+	copy_file(src, path);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(load_from(dir), -1);
+	assert_reported("plugin \"good.so\" refused", "is writable by others (mode 0666; "
+	                "run \"chmod go-w");
+	assert_int_equal(chmod(path, 0664), 0);
+	assert_int_equal(load_from(dir), -1);
+	assert_reported("plugin \"good.so\" refused", "is writable by its group (mode 0664");
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(chmod(dir, 01777), 0);
+	assert_int_equal(load_from(dir), -1);
+	assert_reported("plugin \"good.so\" refused: its directory", "is writable by others "
+	                "(mode 1777");
+	assert_int_equal(probe.n, 3);
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(load_from(dir), 0);
+	assert_int_equal(probe.n, 3);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A key pasted where its variable's name belongs is refused, never echoed. */
+static void test_pasted_secret_env(void **state)
+{
+	static const char key[] = "sk-proj-4fGh7Jk2Lm9Np3Qr5St8Uv1Wx6Yz0AbCdEf";
+	struct cfg_plugin_option opts[] = {
+		{.key = "greeting", .value = "hi", .line = 11},
+		{.key = "token_env", .value = (char *)key, .line = 12},
+	};
+	struct plugin_instance *inst = NULL;
+
+	assert_int_equal(create("good", opts, 2, &inst), -1);
+	assert_null(inst);
+	assert_reported("relay.ini:12: [destination:news] plugin.token_env: value (not shown) "
+	                "looks like a secret", NULL);
+	assert_int_equal(probe.n, 1);
+	assert_null(strstr(probe.msgs[0], "sk-"));
+	assert_null(strstr(probe.msgs[0], "4fGh7"));
+	/* An invalid name that is not secret-like is still named. */
+	opts[1].value = "MY-TOKEN";
+	assert_int_equal(create("good", opts, 2, &inst), -1);
+	assert_reported("plugin.token_env: invalid environment variable name \"MY-TOKEN\"", NULL);
+}
+
 static void test_option_errors_all_reported(void **state)
 {
 	static struct cfg_plugin_option opts[] = {
@@ -460,6 +543,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_same_so_loaded_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_regular_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writable_plugin_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pasted_secret_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_option_errors_all_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_option_limits_and_secrets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_required_key, setup, teardown),
