@@ -11,14 +11,43 @@
 #include <time.h>
 
 #include "db/db.h"
+#include "common/clock.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "relay/outbox_store.h"
 #include "aws/sqs.h"
 
 #define LANE_ERR_LEN 1024
+/*
+ * Statement failures on a live connection (constraint, permission, timeout)
+ * repeat every pass: the same one is logged again at most every
+ * LANE_REPEAT_LOG_MS, and new ones spend a token of a bucket of
+ * LANE_LOG_BURST refilled every LANE_LOG_REFILL_MS, so that failures whose
+ * text varies cannot flood the log either.
+ */
+#define LANE_REPEAT_LOG_MS 60000
+#define LANE_LOG_BURST 5
+#define LANE_LOG_REFILL_MS 12000
+
+/* The statements a pass runs, as lane_db_failed() names them. */
+static const char claim_what[] = "could not claim outbox events";
+static const char record_what[] = "could not record the results of sent events "
+                                  "(they are sent again once their claim expires)";
+
 /* "code: message" of an AWS failure, for last_error. */
 #define ITEM_ERROR_LEN (AWS_RESULT_CODE_LEN + AWS_RESULT_MESSAGE_LEN + 8)
+
+/* The statement-failure log state of a lane (see LANE_REPEAT_LOG_MS). */
+struct lane_failures {
+	const char *what;          /* the failing statement; NULL while all is well */
+	char last[LANE_ERR_LEN];   /* the last failure logged */
+	int64_t since_ms;          /* first failure of this run */
+	int64_t last_log_ms;
+	int64_t refill_ms;         /* last time a token was added */
+	int tokens;
+	unsigned long count;       /* failures of this run */
+	unsigned long unlogged;    /* failures since the last line */
+};
 
 struct relay_lane {
 	char *conninfo;
@@ -29,6 +58,7 @@ struct relay_lane {
 	struct publisher *pub; /* borrowed */
 	PGconn *conn;          /* owned; NULL while disconnected */
 	bool db_down;          /* an outage was logged and not yet its end */
+	struct lane_failures f; /* statement failures on a live connection */
 	unsigned int nonce;    /* random per lane: claims of a restarted
 	                          process with the same pid never match ours */
 	unsigned long long seq;
@@ -109,13 +139,87 @@ const char *relay_lane_destination(const struct relay_lane *lane)
 	return lane->destination;
 }
 
-/* Logs the first failure of an outage only; drops a dead connection. */
+static bool lane_take_token(struct lane_failures *f, int64_t now)
+{
+	if (f->refill_ms == 0) {
+		f->tokens = LANE_LOG_BURST;
+		f->refill_ms = now;
+	}
+	while (f->tokens < LANE_LOG_BURST && now - f->refill_ms >= LANE_LOG_REFILL_MS) {
+		f->tokens++;
+		f->refill_ms += LANE_LOG_REFILL_MS;
+	}
+	if (f->tokens == LANE_LOG_BURST)
+		f->refill_ms = now;
+	if (f->tokens == 0)
+		return false;
+	f->tokens--;
+	return true;
+}
+
+/*
+ * A statement failed but the connection is up: log it if it is new (within
+ * the token budget), or again once LANE_REPEAT_LOG_MS passed, with how many
+ * failures went unlogged meanwhile.
+ */
+static void lane_stmt_failed(struct relay_lane *l, const char *what, const char *err)
+{
+	struct lane_failures *f = &l->f;
+	int64_t now = now_ms();
+	char text[LANE_ERR_LEN];
+	bool same;
+
+	snprintf(text, sizeof(text), "%s: %s", what, err);
+	if (f->what == NULL) {
+		f->since_ms = now;
+		f->count = 0;
+		f->last[0] = '\0';
+	}
+	f->what = what;
+	f->count++;
+	same = strcmp(text, f->last) == 0;
+	if (same ? now - f->last_log_ms < LANE_REPEAT_LOG_MS : !lane_take_token(f, now)) {
+		f->unlogged++;
+		return;
+	}
+	if (f->unlogged > 0)
+		log_warning("%s dest=%s (%s; %lu failures not logged since the last report)", text,
+		            l->destination, same ? "still failing" : "a new failure",
+		            f->unlogged);
+	else
+		log_warning("%s dest=%s", text, l->destination);
+	snprintf(f->last, sizeof(f->last), "%s", text);
+	f->last_log_ms = now;
+	f->unlogged = 0;
+}
+
+/* The statement that failed (what, as passed to lane_db_failed) worked again. */
+static void lane_stmt_ok(struct relay_lane *l, const char *what)
+{
+	struct lane_failures *f = &l->f;
+
+	if (f->what == NULL || (what != NULL && what != f->what))
+		return;
+	log_info("database statements succeed again dest=%s after %lu failures in %lld s",
+	         l->destination, f->count, (long long)((now_ms() - f->since_ms) / 1000));
+	f->what = NULL;
+	f->unlogged = 0;
+}
+
+/*
+ * A lost connection is an outage: only its first failure is logged, and
+ * lane_connect() logs its end.  Any other failure is a statement's.
+ */
 static void lane_db_failed(struct relay_lane *l, const char *what, const char *err)
 {
+	if (l->conn != NULL && !db_connection_lost(l->conn)) {
+		lane_stmt_failed(l, what, err);
+		return;
+	}
 	if (!l->db_down)
 		log_warning("%s: %s dest=%s", what, err, l->destination);
 	l->db_down = true;
-	if (l->conn != NULL && db_connection_lost(l->conn)) {
+	if (l->conn != NULL) {
 		PQfinish(l->conn);
 		l->conn = NULL;
 	}
@@ -284,9 +388,10 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 		marks[i] = items[i].mark;
 	if (outbox_store_mark(l->conn, l->token, marks, n, l->s.retry_base_seconds,
 	                      l->s.retry_max_seconds, &ms, err, sizeof(err)) < 0) {
-		lane_db_failed(l, "could not record the results of sent events (they are sent again once their claim expires)", err);
+		lane_db_failed(l, record_what, err);
 		return -1;
 	}
+	lane_stmt_ok(l, NULL); /* recording implies the claim worked too */
 	count_outcomes(l, items, n, st);
 	st->lost = n - ms.applied;
 	st->jobs_dead = ms.jobs_dead;
@@ -313,9 +418,10 @@ int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
 	         l->destination, l->nonce, l->seq);
 	if (outbox_store_claim(l->conn, l->destination, l->token, l->s.batch_size,
 	                       l->s.claim_lease_seconds, &claim, err, sizeof(err)) < 0) {
-		lane_db_failed(l, "could not claim outbox events", err);
+		lane_db_failed(l, claim_what, err);
 		goto out;
 	}
+	lane_stmt_ok(l, claim_what);
 	st->claimed = claim.n;
 	st->full = claim.n >= (size_t)l->s.batch_size;
 	rc = 0;

@@ -1,0 +1,91 @@
+#!/bin/bash
+# test_relay_statement_errors.sh: statement-level database errors on a live
+# connection (here a trigger that raises, as a constraint, a permission or
+# a timeout would) are logged once per distinct failure, not once per pass
+# and not only the first one, and the recovery is logged (issue 11, item 4).
+. "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
+. "$OUTBOX_SRCDIR/tests/integration/test_relay_lib.sh"
+require_pg
+require_aws
+
+cleanup() {
+	[ -n "${RELAY_PID:-}" ] && kill "$RELAY_PID" 2>/dev/null
+	rm -rf "$TEST_TMP"
+}
+trap cleanup EXIT
+
+relay_setup stmterr stmtdest poll_interval_ms=20
+log="$TEST_TMP/relay.log"
+
+# fail TEXT: every claim statement from now on raises TEXT, and counts
+# itself in a sequence (nextval survives the rollback).
+fail() {
+	psql_q "$ci" "CREATE OR REPLACE FUNCTION public.probe_fail() RETURNS trigger
+	  LANGUAGE plpgsql AS \$\$ BEGIN PERFORM nextval('public.probe_calls');
+	  RAISE EXCEPTION '$1'; END \$\$" >/dev/null
+}
+calls() { psql_q "$ci" "SELECT last_value FROM public.probe_calls"; }
+# wait_calls N: the claim failed N more times (bounded: 30 s).
+wait_calls() {
+	local want=$(($(calls) + $1)) deadline=$((SECONDS + 30))
+	until [ "$(calls)" -ge "$want" ]; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+wait_log() {
+	local deadline=$((SECONDS + 20))
+	until grep -qF -- "$1" "$log"; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+lines() { grep -cF -- "$1" "$log" || true; }
+wait_until_lines() {
+	local deadline=$((SECONDS + 20))
+	until [ "$(lines "$1")" -ge "$2" ]; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+psql_q "$ci" "CREATE SEQUENCE public.probe_calls" >/dev/null
+fail "probe: first failure"
+psql_q "$ci" "CREATE TRIGGER probe_fail BEFORE UPDATE ON outbox.outbox_events
+  FOR EACH STATEMENT EXECUTE FUNCTION public.probe_fail()" >/dev/null
+insert_events "$ci" stmterr stmtdest 5
+
+relay_run "$log" "$ini"
+check "the first failure is logged" wait_log "probe: first failure"
+# The lane backs off (250 ms doubling to 10 s) between failed passes.
+check "the claim keeps failing (4 more passes)" wait_calls 4
+check "the same failure is logged once, not once per pass" test "$(lines "could not claim outbox events: probe: first failure")" -eq 1
+
+fail "probe: second failure"
+check "a new failure is logged too" wait_log "probe: second failure"
+check "the claim keeps failing (2 more passes)" wait_calls 2
+check "the second failure is logged once" test "$(lines "could not claim outbox events: probe: second failure")" -eq 1
+check "it says how many failures went unlogged" \
+	grep -qE "probe: second failure.* dest=stmtdest \(a new failure; [0-9]+ failures not logged" "$log"
+check "nothing is published while the claim fails" \
+	test "$(psql_q "$ci" "SELECT count(*) FROM outbox.outbox_events WHERE status = 'PUBLISHED'")" = 0
+
+psql_q "$ci" "DROP TRIGGER probe_fail ON outbox.outbox_events" >/dev/null
+check "the recovery is logged" wait_log "database statements succeed again dest=stmtdest after"
+check "then every event is published" \
+	wait_sql "$ci" "SELECT count(*) FROM outbox.outbox_events WHERE status = 'PUBLISHED'" 5 20
+check "the recovery is logged once" test "$(lines "database statements succeed again")" -eq 1
+check "the connection was never lost" test "$(lines "reconnected to the database")" -eq 0
+
+# The same failure after a recovery is a new run: logged again.
+fail "probe: first failure"
+psql_q "$ci" "CREATE TRIGGER probe_fail BEFORE UPDATE ON outbox.outbox_events
+  FOR EACH STATEMENT EXECUTE FUNCTION public.probe_fail()" >/dev/null
+check "a failure after the recovery is logged again" \
+	wait_until_lines "could not claim outbox events: probe: first failure" 2
+kill "$RELAY_PID"
+rc=0
+wait "$RELAY_PID" || rc=$?
+RELAY_PID=
+check "the relay stops cleanly" test "$rc" -eq 0
+finish
