@@ -10,7 +10,10 @@
  *   1. list the whole [s3] prefix, every page (ListObjectsV2; the page size
  *      is $OUTBOX_S3_LIST_PAGE_SIZE or 1000);
  *   2. keep only keys shaped like artifact keys (PREFIX/SYMBOL/TIME/SHA.json);
- *      anything else under the prefix is counted as "ignored", never touched;
+ *      anything else under the prefix is counted as "ignored", never touched,
+ *      except that a PREFIX/SYMBOL/....json key that is not that shape (an
+ *      artifact this code could not have made, or an older one whose window
+ *      start did not format) is reported as "unparseable", never touched;
  *   3. one query per page finds the keys no outbox.price_windows row names
  *      (orphans); orphans whose LastModified is less than --grace seconds
  *      old (default 3600) are kept ("too_recent");
@@ -48,6 +51,8 @@ struct reconcile_report {
 	long pages, listed, ignored, referenced, orphans, too_recent;
 	long kept_referenced; /* orphans a window named by the time we held the lock */
 	long failed;          /* deletes that failed */
+	long unparseable;     /* PREFIX/SYMBOL/....json keys of no artifact shape */
+	json_t *unparseable_keys; /* [{"key", "problem"}...], in listing order */
 	json_t *candidates;   /* orphans old enough, in listing order */
 	json_t *too_recent_keys;
 	json_t *deleted_keys;
@@ -138,6 +143,20 @@ fail:
 	return -1;
 }
 
+/*
+ * A key in our namespace that we cannot parse is never deleted (it might be
+ * a window's artifact this version does not understand) but never passed
+ * over in silence either: an operator has to look at it.
+ */
+static void note_unparseable(struct reconcile_report *r, const char *key, const char *problem)
+{
+	r->unparseable++;
+	ctl_error("warning: cannot parse artifact key \"%s\": %s (kept; check it and remove it "
+	          "by hand if no window needs it)", key, problem);
+	json_array_append_new(r->unparseable_keys,
+	                      json_pack("{s:s, s:s}", "key", key, "problem", problem));
+}
+
 /* Sorts one page's entries into the report's counters and lists. */
 static int classify_page(PGconn *conn, const struct artifact_store *st,
                          const struct s3_list_page *page, long long cutoff_ms,
@@ -156,8 +175,13 @@ static int classify_page(PGconn *conn, const struct artifact_store *st,
 		goto out;
 	for (size_t i = 0; i < page->n; i++) {
 		const struct s3_list_entry *e = &page->entries[i];
+		const char *problem;
+		enum artifact_key_kind kind = artifact_key_classify(st->prefix, e->key, &problem);
+
 		r->listed++;
-		if (!artifact_key_is_artifact(st->prefix, e->key)) {
+		if (kind == ARTIFACT_KEY_UNPARSEABLE) {
+			note_unparseable(r, e->key, problem);
+		} else if (kind == ARTIFACT_KEY_FOREIGN) {
 			r->ignored++;
 		} else if (json_object_get(orphans, e->key) == NULL) {
 			r->referenced++;
@@ -292,6 +316,10 @@ static void print_report(const struct ctl *ctl, const struct artifact_store *st,
 			"deleted_keys", r->deleted_keys,
 			"would_delete", would,
 			"too_recent_keys", r->too_recent_keys);
+		if (doc != NULL) {
+			json_object_set_new(doc, "unparseable", json_integer(r->unparseable));
+			json_object_set(doc, "unparseable_keys", r->unparseable_keys);
+		}
 		if (doc == NULL) {
 			ctl_error("out of memory");
 			return;
@@ -303,9 +331,13 @@ static void print_report(const struct ctl *ctl, const struct artifact_store *st,
 	}
 	json_array_foreach(args->dry_run ? r->candidates : r->deleted_keys, i, key)
 		printf("%s %s\n", args->dry_run ? "would delete" : "deleted", json_string_value(key));
+	json_array_foreach(r->unparseable_keys, i, key)
+		printf("unparseable %s: %s\n", json_string_value(json_object_get(key, "key")),
+		       json_string_value(json_object_get(key, "problem")));
 	printf("listed %ld objects in %ld pages: %ld referenced, %ld orphans (%ld too recent), "
-	       "%ld ignored; %s %zu\n", r->listed, r->pages, r->referenced, r->orphans,
-	       r->too_recent, r->ignored, args->dry_run ? "would delete" : "deleted",
+	       "%ld ignored, %ld unparseable; %s %zu\n", r->listed, r->pages, r->referenced,
+	       r->orphans, r->too_recent, r->ignored, r->unparseable,
+	       args->dry_run ? "would delete" : "deleted",
 	       json_array_size(args->dry_run ? r->candidates : r->deleted_keys));
 }
 
@@ -314,13 +346,14 @@ static int reconcile(struct ctl *ctl, const struct reconcile_args *args)
 	struct artifact_store st = {0};
 	struct reconcile_report r = {
 		.candidates = json_array(), .too_recent_keys = json_array(),
-		.deleted_keys = json_array(),
+		.deleted_keys = json_array(), .unparseable_keys = json_array(),
 	};
 	int exit_code = CTL_EXIT_CONFIG;
 	const struct cfg *cfg = ctl_config(ctl);
 	PGconn *conn;
 
-	if (r.candidates == NULL || r.too_recent_keys == NULL || r.deleted_keys == NULL) {
+	if (r.candidates == NULL || r.too_recent_keys == NULL || r.deleted_keys == NULL ||
+	    r.unparseable_keys == NULL) {
 		ctl_error("out of memory");
 		exit_code = CTL_EXIT_FAILURE;
 		goto out;
@@ -340,6 +373,7 @@ out:
 	json_decref(r.candidates);
 	json_decref(r.too_recent_keys);
 	json_decref(r.deleted_keys);
+	json_decref(r.unparseable_keys);
 	artifact_store_close(&st);
 	return exit_code;
 }

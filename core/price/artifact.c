@@ -94,7 +94,43 @@ static int parse_seconds(const char **p)
 	return ss;
 }
 
+static int parse_time_any(const char *text, int64_t *out);
+
+static const char year_problem[] = "the year (in UTC) must be from 1000 to 9999";
+
+/*
+ * Years 1000..9999 only: "%Y" gives fewer or more than 4 digits outside
+ * them, so such a time would parse but never format as the 20-character
+ * canonical text its key needs (and the reconciler could never match it).
+ */
+static int in_canonical_range(int64_t t)
+{
+	return t >= ARTIFACT_TIME_MIN && t <= ARTIFACT_TIME_MAX;
+}
+
 int artifact_parse_time(const char *text, int64_t *out)
+{
+	int64_t t;
+
+	if (parse_time_any(text, &t) < 0 || !in_canonical_range(t))
+		return -1;
+	*out = t;
+	return 0;
+}
+
+const char *artifact_time_problem(const char *text)
+{
+	int64_t t;
+
+	if (parse_time_any(text, &t) < 0)
+		return "expected an ISO 8601 timestamp";
+	if (!in_canonical_range(t))
+		return year_problem;
+	return NULL;
+}
+
+/* Any ISO 8601 time of the accepted shape, whatever its year. */
+static int parse_time_any(const char *text, int64_t *out)
 {
 	const char *p = text;
 	int y, mo, d, hh, mi, ss;
@@ -130,7 +166,7 @@ void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1])
 	time_t tt = (time_t)t;
 	struct tm tm;
 
-	if (gmtime_r(&tt, &tm) == NULL ||
+	if (!in_canonical_range(t) || gmtime_r(&tt, &tm) == NULL ||
 	    strftime(out, ARTIFACT_TIME_LEN + 1, "%Y-%m-%dT%H:%M:%SZ", &tm) != ARTIFACT_TIME_LEN)
 		out[0] = '\0';
 }
@@ -188,7 +224,12 @@ static int bar_members(const json_t *bar, size_t i, struct artifact_bar *b,
 	}
 	v = json_object_get(bar, "t");
 	if (!json_is_string(v) || artifact_parse_time(json_string_value(v), &b->t) < 0) {
-		snprintf(err, errlen, "bar %zu: \"t\" must be an ISO 8601 timestamp", i);
+		const char *why = json_is_string(v) ? artifact_time_problem(json_string_value(v)) : NULL;
+
+		if (why == year_problem)
+			snprintf(err, errlen, "bar %zu: \"t\": %s", i, why);
+		else
+			snprintf(err, errlen, "bar %zu: \"t\" must be an ISO 8601 timestamp", i);
 		return -1;
 	}
 	if (bar_price(bar, i, "o", &b->o, err, errlen) < 0 ||
@@ -322,8 +363,8 @@ static int set_identity(struct artifact *a, const char *symbol, const char *wind
 		return -1;
 	snprintf(a->symbol, sizeof(a->symbol), "%s", symbol);
 	if (artifact_parse_time(window_start, &a->window_start) < 0) {
-		snprintf(err, errlen, "invalid window start \"%s\": expected an ISO 8601 timestamp",
-		         window_start != NULL ? window_start : "");
+		snprintf(err, errlen, "invalid window start \"%s\": %s",
+		         window_start != NULL ? window_start : "", artifact_time_problem(window_start));
 		return -1;
 	}
 	if (a->window_start % 60 != 0) {
@@ -412,34 +453,61 @@ char *artifact_make_key(const char *prefix, const char *symbol,
 	return key;
 }
 
-int artifact_key_is_artifact(const char *prefix, const char *key)
+/* Why "TIME/SHA.json" (p) is not the tail of an artifact key, or NULL. */
+static const char *key_tail_problem(const char *p)
 {
-	size_t plen = prefix != NULL ? strlen(prefix) : 0;
-	const char *p, *slash;
-	char sym[ARTIFACT_SYMBOL_MAX + 1], ts[ARTIFACT_TIME_LEN + 1], canon[ARTIFACT_TIME_LEN + 1];
-	char err[8];
+	const char *slash = strchr(p, '/');
+	char ts[ARTIFACT_TIME_LEN + 1], canon[ARTIFACT_TIME_LEN + 1];
 	int64_t t;
 
-	if (strncmp(key, prefix != NULL ? prefix : "", plen) != 0)
-		return 0;
-	p = key + plen;
-	slash = strchr(p, '/');
-	if (slash == NULL || (size_t)(slash - p) > ARTIFACT_SYMBOL_MAX)
-		return 0;
-	snprintf(sym, sizeof(sym), "%.*s", (int)(slash - p), p);
-	if (artifact_check_symbol(sym, err, sizeof(err)) < 0)
-		return 0;
-	p = slash + 1;
-	if (strlen(p) != ARTIFACT_TIME_LEN + 1 + ARTIFACT_SHA256_HEX_LEN + 5 ||
-	    p[ARTIFACT_TIME_LEN] != '/')
-		return 0;
+	if (slash == NULL || strchr(slash + 1, '/') != NULL)
+		return "expected PREFIX/SYMBOL/WINDOW_START/SHA256.json";
+	if (slash - p != ARTIFACT_TIME_LEN)
+		return "the window start is not of the form YYYY-MM-DDTHH:MM:SSZ";
 	snprintf(ts, sizeof(ts), "%.*s", ARTIFACT_TIME_LEN, p);
 	if (artifact_parse_time(ts, &t) < 0)
-		return 0;
+		return artifact_time_problem(ts) == year_problem
+		       ? "the window start's year is not from 1000 to 9999"
+		       : "the window start is not a valid time";
 	artifact_format_time(t, canon);
 	if (strcmp(ts, canon) != 0)
-		return 0;
-	p += ARTIFACT_TIME_LEN + 1;
-	return strspn(p, "0123456789abcdef") == ARTIFACT_SHA256_HEX_LEN &&
-	       strcmp(p + ARTIFACT_SHA256_HEX_LEN, ".json") == 0;
+		return "the window start is not in canonical form (YYYY-MM-DDTHH:MM:SSZ)";
+	p = slash + 1;
+	if (strlen(p) != ARTIFACT_SHA256_HEX_LEN + 5 ||
+	    strspn(p, "0123456789abcdef") != ARTIFACT_SHA256_HEX_LEN)
+		return "the file name is not the artifact's SHA-256 in lower-case hex";
+	return NULL;
+}
+
+enum artifact_key_kind artifact_key_classify(const char *prefix, const char *key,
+                                             const char **problem)
+{
+	size_t plen = prefix != NULL ? strlen(prefix) : 0;
+	size_t klen = strlen(key);
+	const char *p, *slash;
+	char sym[ARTIFACT_SYMBOL_MAX + 1];
+	char err[8];
+
+	*problem = NULL;
+	if (strncmp(key, prefix != NULL ? prefix : "", plen) != 0)
+		return ARTIFACT_KEY_FOREIGN;
+	p = key + plen;
+	slash = strchr(p, '/');
+	/* Ours only if it is SYMBOL/.../NAME.json: anything else under the prefix
+	 * (a README, another tool's files) is none of our business. */
+	if (slash == NULL || (size_t)(slash - p) > ARTIFACT_SYMBOL_MAX ||
+	    klen < 5 || strcmp(key + klen - 5, ".json") != 0)
+		return ARTIFACT_KEY_FOREIGN;
+	snprintf(sym, sizeof(sym), "%.*s", (int)(slash - p), p);
+	if (artifact_check_symbol(sym, err, sizeof(err)) < 0)
+		return ARTIFACT_KEY_FOREIGN;
+	*problem = key_tail_problem(slash + 1);
+	return *problem != NULL ? ARTIFACT_KEY_UNPARSEABLE : ARTIFACT_KEY_ARTIFACT;
+}
+
+int artifact_key_is_artifact(const char *prefix, const char *key)
+{
+	const char *problem;
+
+	return artifact_key_classify(prefix, key, &problem) == ARTIFACT_KEY_ARTIFACT;
 }

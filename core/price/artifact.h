@@ -52,14 +52,24 @@ struct artifact {
 	char *key;       /* NULL unless built with a prefix */
 };
 
+/* 1000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the times with a 4-digit year. */
+#define ARTIFACT_TIME_MIN INT64_C(-30610224000)
+#define ARTIFACT_TIME_MAX INT64_C(253402300799)
+
 /*
  * Parses an ISO 8601 timestamp "YYYY-MM-DD[T ]HH:MM[:SS[.000]]" followed by
  * "Z" or an offset (+HH:MM, +HHMM, +HH) into seconds since the epoch.
- * A fraction of a second other than zero is refused.  Returns 0 or -1.
+ * A fraction of a second other than zero is refused, and so is a time
+ * outside [ARTIFACT_TIME_MIN, ARTIFACT_TIME_MAX] (after the offset), which
+ * could not be formatted back.  Returns 0 or -1.
  */
 int artifact_parse_time(const char *text, int64_t *out);
 
-/* Formats t as "YYYY-MM-DDTHH:MM:SSZ" into out (21 bytes). */
+/* Why artifact_parse_time() refuses text (a static string), or NULL. */
+const char *artifact_time_problem(const char *text);
+
+/* Formats t as "YYYY-MM-DDTHH:MM:SSZ" into out (21 bytes); "" outside
+ * [ARTIFACT_TIME_MIN, ARTIFACT_TIME_MAX]. */
 void artifact_format_time(int64_t t, char out[ARTIFACT_TIME_LEN + 1]);
 
 /* 0 if symbol is 1..32 characters of [A-Za-z0-9._-]; else -1 with err set. */
@@ -114,5 +124,19 @@ char *artifact_make_key(const char *prefix, const char *symbol,
  * (reconcile-artifacts never touches anything else).
  */
 int artifact_key_is_artifact(const char *prefix, const char *key);
+
+enum artifact_key_kind {
+	ARTIFACT_KEY_FOREIGN,     /* not ours: outside prefix, or not PREFIX/SYMBOL/....json */
+	ARTIFACT_KEY_ARTIFACT,    /* the exact shape artifact_make_key() gives */
+	ARTIFACT_KEY_UNPARSEABLE, /* PREFIX/SYMBOL/....json, but not that shape */
+};
+
+/*
+ * Sorts key (borrowed) under prefix (borrowed, may be NULL).  For
+ * ARTIFACT_KEY_UNPARSEABLE *problem says why (a static string, never
+ * quoting the key); otherwise it is NULL.
+ */
+enum artifact_key_kind artifact_key_classify(const char *prefix, const char *key,
+                                             const char **problem);
 
 #endif

@@ -130,4 +130,22 @@ check "after the crash: no window, job or event" test "$(psql_q "$db" "SELECT co
 ingest ingest-window --symbol MSFT --window-start 2026-11-27T14:30:00Z --bars "$bars/MSFT-1430.json" >/dev/null
 check "a retried ingest completes the window" test "$(psql_q "$db" "SELECT count(*) FROM outbox.jobs WHERE window_symbol = 'MSFT'")" = 1
 
+
+# --- years outside 1000..9999 parse but cannot be formatted: refused first -
+# (a time that did not format made the key "prices/SYM//SHA.json" and the
+# ingest failed after the upload, leaving an object nobody could clean).
+for ws in 0999-12-31T23:55:00Z 9999-12-31T23:55:00-01:00; do
+	printf '[{"t": "%s", "o": 1, "h": 1, "l": 1, "c": 1, "v": 1}]\n' "$ws" >"$TEST_TMP/years.json"
+	rc=0
+	ingest ingest-window --symbol YEARS --window-start "$ws" --bars "$TEST_TMP/years.json" \
+		>/dev/null 2>"$TEST_TMP/years.err" || rc=$?
+	check "window start $ws: exit 1" test "$rc" -eq 1
+	check "window start $ws: says why" grep -qF "invalid window start \"$ws\": the year (in UTC) must be from 1000 to 9999" "$TEST_TMP/years.err"
+done
+check "out-of-range years: nothing uploaded" test "$(curl -fsS "$ep/$bucket?list-type=2&prefix=prices/YEARS/" | grep -c '<Key>' || true)" = 0
+check "out-of-range years: no window" test "$(psql_q "$db" "SELECT count(*) FROM outbox.price_windows WHERE symbol = 'YEARS'")" = 0
+printf '[{"t": "1000-01-01T00:00:00Z", "o": 1, "h": 1, "l": 1, "c": 1, "v": 1}]\n' >"$TEST_TMP/y1000.json"
+ingest --json ingest-window --symbol YEARS --window-start 1000-01-01T00:00:00Z --bars "$TEST_TMP/y1000.json" >"$TEST_TMP/y1000.out"
+check "the year 1000 is accepted" test "$(jq -r .artifact_key "$TEST_TMP/y1000.out")" = "prices/YEARS/1000-01-01T00:00:00Z/$(jq -r .artifact_sha256 "$TEST_TMP/y1000.out").json"
+
 finish

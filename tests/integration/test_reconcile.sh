@@ -147,6 +147,27 @@ check "ingest noticed and wrote the object again" test "$(jq -c '[.artifact_key,
 check "the committed window's artifact exists" test "$(s3_status "$orphan3")" = 200
 check "referenced artifacts are all still there (3)" all_referenced_exist
 
+# --- keys in our namespace that do not parse are reported, never deleted --
+# "prices/ODD//SHA.json" is what an ingest of a year-999 window used to
+# upload before failing; the others are shaped wrong in other ways.
+sha=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+odd="prices/ODD//$sha.json prices/ODD/0999-12-31T23:55:00Z/$sha.json prices/ODD/2026-11-27T14:30:00Z/NOTHEX.json"
+for k in $odd; do
+	echo '{}' | curl -fsS -X PUT -H "Content-Type: application/json" --data-binary @- "$ep/$bucket/$k" >/dev/null
+done
+reconcile --grace 0 >"$TEST_TMP/u1.json" 2>"$TEST_TMP/u1.err"
+check "unparseable keys: counted" test "$(jq -c '[.unparseable, .deleted]' "$TEST_TMP/u1.json")" = '[3,0]'
+check "unparseable keys: each named with its problem" test "$(jq -r '[.unparseable_keys[] | .key + " " + .problem] | join("|")' "$TEST_TMP/u1.json")" = \
+	"prices/ODD//$sha.json the window start is not of the form YYYY-MM-DDTHH:MM:SSZ|prices/ODD/0999-12-31T23:55:00Z/$sha.json the window start's year is not from 1000 to 9999|prices/ODD/2026-11-27T14:30:00Z/NOTHEX.json the file name is not the artifact's SHA-256 in lower-case hex"
+check "unparseable keys: a warning each on stderr" test "$(grep -c 'warning: cannot parse artifact key' "$TEST_TMP/u1.err")" = 3
+check "the README is still only ignored" test "$(jq -c '.ignored' "$TEST_TMP/u1.json")" = 1
+for k in $odd; do
+	check "unparseable $k: kept" test "$(s3_status "$k")" = 200
+done
+"$OUTBOXCTL" -c "$ini" reconcile-artifacts --grace 0 --dry-run >"$TEST_TMP/u2.txt" 2>/dev/null
+check "text form: an unparseable line per key" test "$(grep -c '^unparseable prices/ODD/' "$TEST_TMP/u2.txt")" = 3
+check "text form: counted in the summary" grep -q ', 3 unparseable;' "$TEST_TMP/u2.txt"
+
 # --- errors ----------------------------------------------------------------
 rc=0
 OUTBOX_S3_LIST_PAGE_SIZE=0 reconcile --grace 0 >/dev/null 2>"$TEST_TMP/e1.err" || rc=$?

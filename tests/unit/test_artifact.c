@@ -227,6 +227,97 @@ static void test_key_shape(void **state)
 	                                     "8d0bb2933d69bb553804976ecfc59100f1b71a1029cad67e78f74fa0046b4f50.json"));
 }
 
+/*
+ * Found by fuzzing: years 0000..0999 and >= 10000 (after the offset) parsed
+ * but formatted as "", so ingest-window uploaded "prices/SYM//SHA.json".
+ * Every time that parses now formats as its 20-character canonical text.
+ */
+static void test_years_outside_four_digits(void **state)
+{
+	static const char *const refused[] = {
+		"0000-01-01T00:00:00Z", "0999-12-31T23:59:00Z", "1000-01-01T00:30:00+01:00",
+		"9999-12-31T23:59:00-00:01", "9999-12-31T23:30:00-01",
+	};
+	struct artifact a;
+	char out[ARTIFACT_TIME_LEN + 1];
+	char err[256] = "";
+	int64_t t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(artifact_parse_time(refused[i], &t), -1);
+		assert_string_equal(artifact_time_problem(refused[i]),
+		                    "the year (in UTC) must be from 1000 to 9999");
+	}
+	assert_string_equal(artifact_time_problem("soon"), "expected an ISO 8601 timestamp");
+	assert_null(artifact_time_problem("2026-11-27T14:35:00Z"));
+	assert_int_equal(artifact_parse_time("1000-01-01T00:00:00Z", &t), 0);
+	assert_true(t == ARTIFACT_TIME_MIN);
+	artifact_format_time(t, out);
+	assert_string_equal(out, "1000-01-01T00:00:00Z");
+	assert_int_equal(artifact_parse_time("9999-12-31T23:59:59Z", &t), 0);
+	assert_true(t == ARTIFACT_TIME_MAX);
+	artifact_format_time(t, out);
+	assert_string_equal(out, "9999-12-31T23:59:59Z");
+	artifact_format_time(ARTIFACT_TIME_MAX + 1, out);
+	assert_string_equal(out, "");
+	static const char bars[] = "[{\"t\":\"0999-12-31T23:55:00Z\",\"o\":1,\"h\":1,\"l\":1,"
+	                           "\"c\":1,\"v\":1}]";
+	assert_int_equal(artifact_build("NVDA", "0999-12-31T23:55:00Z", 300, bars, strlen(bars),
+	                                "prices/", &a, err, sizeof(err)), -1);
+	assert_string_equal(err, "invalid window start \"0999-12-31T23:55:00Z\": the year (in UTC) "
+	                    "must be from 1000 to 9999");
+	static const char doc[] = "{\"symbol\":\"NVDA\",\"window_start\":\"2026-11-27T14:35:00Z\","
+	                          "\"bars\":[{\"t\":\"0999-12-31T23:55:00Z\",\"o\":1,\"h\":1,"
+	                          "\"l\":1,\"c\":1,\"v\":1}]}";
+	assert_int_equal(artifact_parse(doc, strlen(doc), &a, err, sizeof(err)), -1);
+	assert_string_equal(err, "bar 0: \"t\": the year (in UTC) must be from 1000 to 9999");
+}
+
+/* The reconciler reports keys in its namespace that it cannot parse. */
+static void test_key_classify(void **state)
+{
+#define SHA "8d0bb2933d69bb553804976ecfc59100f1b71a1029cad67e78f74fa0046b4f50"
+	static const struct {
+		const char *key;
+		enum artifact_key_kind kind;
+		const char *problem;
+	} cases[] = {
+		{"prices/NVDA/" WS "/" SHA ".json", ARTIFACT_KEY_ARTIFACT, NULL},
+		{"other/NVDA/" WS "/" SHA ".json", ARTIFACT_KEY_FOREIGN, NULL},
+		{"prices/readme.txt", ARTIFACT_KEY_FOREIGN, NULL},
+		{"prices/NVDA/notes.txt", ARTIFACT_KEY_FOREIGN, NULL},
+		{"prices/NV DA/" WS "/" SHA ".json", ARTIFACT_KEY_FOREIGN, NULL},
+		{"prices/NVDA//" SHA ".json", ARTIFACT_KEY_UNPARSEABLE,
+		 "the window start is not of the form YYYY-MM-DDTHH:MM:SSZ"},
+		{"prices/NVDA/0999-12-31T23:55:00Z/" SHA ".json", ARTIFACT_KEY_UNPARSEABLE,
+		 "the window start's year is not from 1000 to 9999"},
+		{"prices/NVDA/2026-11-27T14:35:00z/" SHA ".json", ARTIFACT_KEY_UNPARSEABLE,
+		 "the window start is not in canonical form (YYYY-MM-DDTHH:MM:SSZ)"},
+		{"prices/NVDA/2026-02-30T14:35:00Z/" SHA ".json", ARTIFACT_KEY_UNPARSEABLE,
+		 "the window start is not a valid time"},
+		{"prices/NVDA/" WS "/abc.json", ARTIFACT_KEY_UNPARSEABLE,
+		 "the file name is not the artifact's SHA-256 in lower-case hex"},
+		{"prices/NVDA/x/" WS "/" SHA ".json", ARTIFACT_KEY_UNPARSEABLE,
+		 "expected PREFIX/SYMBOL/WINDOW_START/SHA256.json"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *key = cases[i].key;
+		const char *problem = "unset";
+
+		assert_int_equal(artifact_key_classify("prices/", key, &problem), cases[i].kind);
+		if (cases[i].problem == NULL)
+			assert_null(problem);
+		else
+			assert_string_equal(problem, cases[i].problem);
+		assert_int_equal(artifact_key_is_artifact("prices/", key),
+		                 cases[i].kind == ARTIFACT_KEY_ARTIFACT);
+	}
+#undef SHA
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +329,8 @@ int main(void)
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_parse_roundtrip),
 		cmocka_unit_test(test_key_shape),
+		cmocka_unit_test(test_years_outside_four_digits),
+		cmocka_unit_test(test_key_classify),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
