@@ -5,6 +5,11 @@
  * writes nothing and never takes good lines with it.  Prints
  * "JOB_ID EVENT_ID" per enqueued line (after its commit); a bad line is
  * reported as FILE:LINE: problem, and the command exits 1 at the end.
+ *
+ * Checked here, before anything is written: a line is at most
+ * NEWS_LINE_MAX bytes (read without ever holding more), and published_at
+ * is an ISO 8601 time with a zone, so that a job never carries a date
+ * nobody downstream can read.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,7 +19,11 @@
 
 #include "ctl/ctl.h"
 #include "db/db.h"
+#include "price/artifact.h"
 #include "outbox/producer.h"
+
+/* Longest accepted line (one news item), newline included: docs/outboxctl.md. */
+#define NEWS_LINE_MAX (256 * 1024)
 
 struct enqueue_totals {
 	int enqueued;
@@ -23,6 +32,41 @@ struct enqueue_totals {
 	json_t *jobs;     /* --json: one object per enqueued line */
 	json_t *rejected; /* --json: one object per bad line */
 };
+
+/*
+ * published_at: "YYYY-MM-DDTHH:MM[:SS[.fraction]]" with "Z" or an offset.
+ * The fraction is dropped before artifact_parse_time() (which accepts only
+ * zeros there) checks the rest: calendar, clock, zone and a 4-digit year.
+ */
+static bool valid_published_at(const char *text)
+{
+	char copy[64];
+	const char *dot = strchr(text, '.');
+	int n;
+
+	if (dot == NULL)
+		return strlen(text) < sizeof(copy) && artifact_parse_time(text, &(int64_t){0}) == 0;
+	size_t digits = strspn(dot + 1, "0123456789");
+	if (digits == 0)
+		return false;
+	n = snprintf(copy, sizeof(copy), "%.*s%s", (int)(dot - text), text, dot + 1 + digits);
+	return n > 0 && (size_t)n < sizeof(copy) && artifact_parse_time(copy, &(int64_t){0}) == 0;
+}
+
+/* What the producer does not check: returns 0, or -1 with err set. */
+static int check_item(const json_t *item, char *err, size_t errlen)
+{
+	const json_t *p = json_object_get(item, "published_at");
+
+	/* A missing or non-string value is the producer's to report. */
+	if (json_is_string(p) && json_string_length(p) > 0 &&
+	    !valid_published_at(json_string_value(p))) {
+		snprintf(err, errlen, "news item has an unparseable \"published_at\": expected an "
+		         "ISO 8601 time with a zone, such as \"2026-11-30T09:00:00Z\"");
+		return -1;
+	}
+	return 0;
+}
 
 static int enqueue_line(PGconn *conn, const char *destination, const char *line,
                         struct outbox_enqueued *out, char *err, size_t errlen)
@@ -35,6 +79,8 @@ static int enqueue_line(PGconn *conn, const char *destination, const char *line,
 		snprintf(err, errlen, "invalid JSON at column %d: %s", jerr.column, jerr.text);
 		return -1;
 	}
+	if (check_item(item, err, errlen) < 0)
+		goto out;
 	if (db_exec(conn, "BEGIN", err, errlen) < 0)
 		goto out;
 	if (outbox_enqueue_news_job(conn, destination, item, out, err, errlen) < 0) {
@@ -52,20 +98,64 @@ static bool blank(const char *s)
 	return s[strspn(s, " \t\r\n")] == '\0';
 }
 
+/*
+ * Reads one line into buf (NEWS_LINE_MAX + 1 bytes); a longer one is read to
+ * its end and dropped, and *too_long says so.  A NUL byte ends the text
+ * (json_loads() would stop there too): *has_nul says so.  Returns false at
+ * the end of the input.
+ */
+static bool read_line(FILE *in, char *buf, bool *too_long, bool *has_nul)
+{
+	size_t len = 0;
+	int c = EOF;
+
+	*too_long = false;
+	*has_nul = false;
+	while ((c = getc(in)) != EOF) {
+		if (len < NEWS_LINE_MAX)
+			buf[len] = (char)c;
+		else
+			*too_long = true;
+		*has_nul |= c == '\0';
+		len++;
+		if (c == '\n')
+			break;
+	}
+	buf[len < NEWS_LINE_MAX ? len : NEWS_LINE_MAX] = '\0';
+	return len > 0;
+}
+
+/* A line refused before it is parsed: false with err set. */
+static bool line_ok(bool too_long, bool has_nul, char *err, size_t errlen)
+{
+	if (too_long)
+		snprintf(err, errlen, "news item is too large (more than %d bytes on one line)",
+		         NEWS_LINE_MAX);
+	else if (has_nul)
+		snprintf(err, errlen, "line contains a NUL byte");
+	return !too_long && !has_nul;
+}
+
 static int enqueue_stream(PGconn *conn, const char *destination, FILE *in, const char *name,
                           struct enqueue_totals *t)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	char *line = malloc(NEWS_LINE_MAX + 1);
 	long lineno = 0;
 	char err[1024];
 	struct outbox_enqueued out;
+	bool too_long, has_nul;
 
-	while (getline(&line, &cap, in) != -1) {
+	if (line == NULL) {
+		ctl_error("out of memory");
+		return CTL_EXIT_FAILURE;
+	}
+	while (read_line(in, line, &too_long, &has_nul)) {
+		bool ok = line_ok(too_long, has_nul, err, sizeof(err));
+
 		lineno++;
-		if (blank(line))
+		if (ok && blank(line))
 			continue;
-		if (enqueue_line(conn, destination, line, &out, err, sizeof(err)) < 0) {
+		if (!ok || enqueue_line(conn, destination, line, &out, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s:%ld: %s\n", name, lineno, err);
 			t->bad++;
 			if (t->rejected)

@@ -84,6 +84,27 @@ check "status --json: oldest NEW age is a number" test "$(jq -r '.destinations.n
 "$OUTBOXCTL" -c "$ini" status >"$TEST_TMP/s.txt"
 check "status text lists the destinations" grep -qE '^news +2 +0 +0 +0 +2 +0 +0' "$TEST_TMP/s.txt"
 
+# --- enqueue-news: size limit and published_at (issue 11, item 7) --------
+big=$(head -c 300000 /dev/zero | tr '\0' x)
+{
+	printf '{"source":"s","url":"https://example.com/big","published_at":"2026-11-30T09:00:00Z","title":"big","body":"%s"}\n' "$big"
+	echo '{"source":"s","url":"https://example.com/when","published_at":"yesterday","title":"t","body":"b"}'
+	echo '{"source":"s","url":"https://example.com/feb","published_at":"2026-02-30T09:00:00Z","title":"t","body":"b"}'
+	echo '{"source":"s","url":"https://example.com/nozone","published_at":"2026-11-30T09:00:00","title":"t","body":"b"}'
+	echo '{"source":"s","url":"https://example.com/frac","published_at":"2026-11-30T18:00:00.250+09:00","title":"t","body":"b"}'
+} >"$TEST_TMP/limits.jsonl"
+before=$(psql_q "$db" "SELECT count(*) FROM outbox.jobs")
+rc=0
+"$OUTBOXCTL" -c "$ini" --json enqueue-news "$TEST_TMP/limits.jsonl" >"$TEST_TMP/l.json" 2>"$TEST_TMP/l.err" || rc=$?
+check "enqueue-news with refused items exits 1" test "$rc" -eq 1
+check "an item over the limit is refused, naming its line" grep -q 'limits.jsonl:1: news item is too large (more than 262144 bytes on one line)' "$TEST_TMP/l.err"
+check "an unparseable published_at is refused, naming its line" grep -q 'limits.jsonl:2: news item has an unparseable "published_at"' "$TEST_TMP/l.err"
+check "an impossible date is refused" grep -q 'limits.jsonl:3: news item has an unparseable "published_at"' "$TEST_TMP/l.err"
+check "a time without a zone is refused" grep -q 'limits.jsonl:4: news item has an unparseable "published_at"' "$TEST_TMP/l.err"
+check "--json: the four rejected lines" test "$(jq -c '[.rejected[].line]' "$TEST_TMP/l.json")" = '[1,2,3,4]'
+check "a fractional second with an offset is accepted" test "$(jq -c '[.jobs[].line, .enqueued]' "$TEST_TMP/l.json")" = '[5,1]'
+check "only the good item was written" test "$(psql_q "$db" "SELECT count(*) FROM outbox.jobs")" -eq $((before + 1))
+
 # --- a database that is not there: exit 69 --------------------------------
 write_ini "$TEST_TMP/down.ini" "postgresql://postgres@127.0.0.1:9/none"
 rc=0
