@@ -105,6 +105,39 @@ check "--json: the four rejected lines" test "$(jq -c '[.rejected[].line]' "$TES
 check "a fractional second with an offset is accepted" test "$(jq -c '[.jobs[].line, .enqueued]' "$TEST_TMP/l.json")" = '[5,1]'
 check "only the good item was written" test "$(psql_q "$db" "SELECT count(*) FROM outbox.jobs")" -eq $((before + 1))
 
+# --- dead --evidence: the DLQ evidence of each dead job (issue 11, item 7) --
+mkjob() { # ID DEST: a job row, PENDING
+	psql_q "$db" "INSERT INTO outbox.jobs (job_id, job_type, destination, identity, payload)
+	              VALUES ('$1', 'news', '$2', '{\"k\":\"$1\"}', '{}')" >/dev/null
+}
+dj=$(printf 'd%.0s' $(seq 64)); nj=$(printf 'e%.0s' $(seq 64)); lj=$(printf 'f%.0s' $(seq 64))
+mkjob "$dj" news; mkjob "$nj" news; mkjob "$lj" news
+psql_q "$db" "UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'DLQ', finished_at = now()
+              WHERE job_id IN ('$dj', '$nj')" >/dev/null
+psql_q "$db" "INSERT INTO outbox.dlq_messages (destination, sqs_message_id, job_id, event_id, body,
+                attributes, receive_count, outcome, received_at) VALUES
+  ('news', 'm-1', '$dj', 'news:$dj:0', E'first\\x1b[31mred', '{\"ApproximateReceiveCount\": \"5\"}', 5,
+   'marked_dead', '2026-11-30T09:00:00Z'),
+  ('news', 'm-2', '$dj', 'news:$dj:0', 'second', '{}', 6, 'already_terminal', '2026-11-30T09:01:00Z'),
+  ('news', 'm-3', '$lj', 'news:$lj:0', 'live job', '{}', 1, 'wrong_destination', now())" >/dev/null
+"$OUTBOXCTL" -c "$ini" --json dead --evidence >"$TEST_TMP/d.json"
+ev() { jq -c --arg j "$1" ".jobs[] | select(.job_id == \$j) | $2" "$TEST_TMP/d.json"; }
+check "dead --evidence --json: both rows of the dead job, oldest first" \
+	test "$(ev "$dj" '[.evidence[] | [.sqs_message_id, .outcome, .receive_count, .received_at]]')" = \
+	'[["m-1","marked_dead",5,"2026-11-30T09:00:00.000Z"],["m-2","already_terminal",6,"2026-11-30T09:01:00.000Z"]]'
+check "dead --evidence --json: body, event and attributes" \
+	test "$(ev "$dj" '.evidence[0] | [.body, .event_id, .attributes.ApproximateReceiveCount, .destination]')" = \
+	"[\"first\\u001b[31mred\",\"news:$dj:0\",\"5\",\"news\"]"
+check "dead --evidence --json: a dead job without evidence has an empty list" test "$(ev "$nj" '.evidence')" = '[]'
+check "dead --evidence --json: a live job is not listed" test "$(ev "$lj" '.job_id')" = ''
+"$OUTBOXCTL" -c "$ini" --json dead >"$TEST_TMP/d0.json"
+check "dead without --evidence: no evidence key" test "$(jq -c '[.jobs[] | has("evidence")] | any' "$TEST_TMP/d0.json")" = false
+"$OUTBOXCTL" -c "$ini" dead --evidence >"$TEST_TMP/d.txt"
+check "dead --evidence text: counts each job's messages" test "$(grep -c 'evidence: 2 dead-letter messages' "$TEST_TMP/d.txt")/$(grep -c 'evidence: 0 dead-letter messages' "$TEST_TMP/d.txt")" = 1/1
+check "dead --evidence text: one line per message" grep -q "2026-11-30T09:00:00.000Z  outcome=marked_dead queue_message=m-1 receive_count=5 event_id=news:$dj:0" "$TEST_TMP/d.txt"
+check "dead --evidence text: control bytes of a body are escaped" grep -qF 'body: first\x1b[31mred' "$TEST_TMP/d.txt"
+check "dead --evidence text: no raw escape byte" sh -c "! grep -q \"\$(printf '\\033')\" '$TEST_TMP/d.txt'"
+
 # --- a database that is not there: exit 69 --------------------------------
 write_ini "$TEST_TMP/down.ini" "postgresql://postgres@127.0.0.1:9/none"
 rc=0
