@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -81,6 +82,86 @@ oom:
 	return -1;
 }
 
+/*
+ * Whether the host of an http:// URL is loopback: "localhost" (or a name
+ * under it), 127.0.0.0/8, or [::1].  Userinfo, port and path are skipped.
+ */
+static int is_loopback_host(const char *url)
+{
+	const char *h = url + strlen("http://");
+	size_t end = strcspn(h, "/?#");
+	const char *at = memchr(h, '@', end);
+	char host[256];
+	size_t n;
+
+	if (at != NULL) {
+		end -= (size_t)(at + 1 - h);
+		h = at + 1;
+	}
+	if (*h == '[') {
+		n = strcspn(h, "]");
+		return n == 4 && strncmp(h, "[::1", 4) == 0;
+	}
+	n = strcspn(h, ":/?#");
+	if (n == 0 || n >= sizeof(host) || n > end)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		host[i] = (char)tolower((unsigned char)h[i]);
+	host[n] = '\0';
+	if (n > 0 && host[n - 1] == '.')
+		host[--n] = '\0';
+	if (strcmp(host, "localhost") == 0 ||
+	    (n > 10 && strcmp(host + n - 10, ".localhost") == 0))
+		return 1;
+	/* 127.a.b.c with decimal parts only: "127.example.com" is not loopback. */
+	if (strncmp(host, "127.", 4) != 0)
+		return 0;
+	int dots = 0;
+	for (const char *p = host + 4; *p; p++) {
+		if (*p == '.')
+			dots++;
+		else if (!isdigit((unsigned char)*p))
+			return 0;
+	}
+	return dots == 2;
+}
+
+/*
+ * The API key travels in the Authorization header: over plain http:// to
+ * another machine anyone on the path can read it, and the answers can be
+ * forged.  Allowed (local proxies and test stubs use it) but never silent.
+ */
+static void warn_if_plaintext(const struct outbox_host *host, struct outbox_ctx *ctx,
+                              const char *endpoint, const char *shown)
+{
+	if (strncasecmp(endpoint, "http://", 7) != 0 || is_loopback_host(endpoint))
+		return;
+	host->log(ctx, OUTBOX_LOG_WARNING, "LLM endpoint \"%s\" is plaintext http:// to a host "
+	          "that is not loopback: the API key and every prompt and answer cross the network "
+	          "unencrypted (use https://)", shown);
+}
+
+/*
+ * The endpoint as it may be logged (caller frees): without userinfo
+ * ("user:password@") and with the query cut to "?..." -- some services take
+ * a key there (?api-key=...).  NULL when out of memory.
+ */
+static char *loggable_endpoint(const char *endpoint)
+{
+	const char *sep = strstr(endpoint, "://");
+	const char *h = sep != NULL ? sep + 3 : endpoint;
+	size_t auth = strcspn(h, "/?#");
+	const char *at = memchr(h, '@', auth);
+	const char *rest = at != NULL ? at + 1 : h;
+	size_t keep = strcspn(rest, "?#");
+	char *out = NULL;
+
+	if (asprintf(&out, "%.*s%.*s%s", (int)(h - endpoint), endpoint, (int)keep, rest,
+	             rest[keep] != '\0' ? "?..." : "") < 0)
+		return NULL;
+	return out;
+}
+
 int llm_client_from_host(const struct outbox_host *host, struct outbox_ctx *ctx,
                          struct llm_client **out, char *err, size_t errlen)
 {
@@ -108,11 +189,12 @@ int llm_client_from_host(const struct outbox_host *host, struct outbox_ctx *ctx,
 	}
 	if (llm_client_new(&cfg, out, err, errlen) < 0)
 		return -1;
-	/* Only up to the query: some services take a key there (?api-key=...). */
-	host->log(ctx, OUTBOX_LOG_INFO, "LLM endpoint \"%.*s%s\", model \"%s\", timeout %ld ms",
-	          (int)strcspn(cfg.endpoint, "?#"), cfg.endpoint,
-	          cfg.endpoint[strcspn(cfg.endpoint, "?#")] != '\0' ? "?..." : "",
-	          cfg.model, cfg.timeout_ms);
+	char *shown = loggable_endpoint(cfg.endpoint);
+
+	warn_if_plaintext(host, ctx, cfg.endpoint, shown != NULL ? shown : "(not shown)");
+	host->log(ctx, OUTBOX_LOG_INFO, "LLM endpoint \"%s\", model \"%s\", timeout %ld ms",
+	          shown != NULL ? shown : "(not shown)", cfg.model, cfg.timeout_ms);
+	free(shown);
 	return 0;
 }
 

@@ -54,6 +54,7 @@ struct mock {
 	const char *opt_values[8];
 	size_t nopts;
 	char *logs[MAX_LOGS];
+	enum outbox_log_level levels[MAX_LOGS];
 	size_t nlogs;
 	int query_fails;      /* query() answers -1 */
 	json_t *query_rows;   /* owned; what query() returns (a copy) */
@@ -84,8 +85,10 @@ static void mock_log(struct outbox_ctx *ctx, enum outbox_log_level level, const 
 	if (vasprintf(&line, fmt, ap) < 0)
 		line = NULL;
 	va_end(ap);
-	if (line != NULL && mock.nlogs < MAX_LOGS)
+	if (line != NULL && mock.nlogs < MAX_LOGS) {
+		mock.levels[mock.nlogs] = level;
 		mock.logs[mock.nlogs++] = line;
+	}
 	else
 		free(line);
 }
@@ -637,6 +640,54 @@ static void test_news_connection_refused_retry(void **state)
 	news->destroy(inst);
 }
 
+/* Warnings logged so far that contain part. */
+static int warnings_with(const char *part)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < mock.nlogs; i++)
+		n += mock.levels[i] == OUTBOX_LOG_WARNING && strstr(mock.logs[i], part) != NULL;
+	return n;
+}
+
+/* A plaintext endpoint off this machine works but is never silent. */
+static void test_plaintext_endpoint_warns(void **state)
+{
+	static const struct {
+		const char *endpoint;
+		int warns;
+	} cases[] = {
+		{"http://llm.example.com/v1", 1},
+		{"HTTP://10.0.0.7:8080/v1", 1},
+		{"http://user:hunter2@proxy.example.com:3128/v1?api-key=hunter2", 1},
+		{"http://127.example.com/v1", 1},
+		{"http://127.0.0.1:1/v1", 0},
+		{"http://127.1.2.3/v1", 0},
+		{"http://localhost:8000/v1", 0},
+		{"http://LocalHost./v1", 0},
+		{"http://[::1]:8000/v1", 0},
+		{"https://llm.example.com/v1", 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mock_reset();
+		set_option("endpoint", cases[i].endpoint);
+		void *inst = start(news);
+		if (warnings_with("is plaintext http:// to a host that is not loopback") != cases[i].warns)
+			fail_msg("endpoint %s: expected %d warnings", cases[i].endpoint, cases[i].warns);
+		for (size_t k = 0; k < mock.nlogs; k++)
+			assert_null(strstr(mock.logs[k], "hunter2"));
+		news->destroy(inst);
+	}
+	/* A proxy URL with userinfo: logged without it and without the query. */
+	mock_reset();
+	set_option("endpoint", "http://user:hunter2@proxy.example.com:3128/v1?api-key=hunter2");
+	void *inst = start(news);
+	assert_int_equal(warnings_with("LLM endpoint \"http://proxy.example.com:3128/v1?...\" is "
+	                               "plaintext"), 1);
+	news->destroy(inst);
+}
+
 static void test_news_missing_key_refused(void **state)
 {
 	void *inst = NULL;
@@ -916,6 +967,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_news_timeout_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_connection_refused_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_missing_key_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plaintext_endpoint_warns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_missing_key_refused_by_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_bad_payload_fails_without_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expl_cites_only_given, setup, teardown),
