@@ -9,7 +9,9 @@ require_pg
 require_aws
 
 cleanup() {
-	[ -n "${RELAY_PID:-}" ] && kill "$RELAY_PID" 2>/dev/null
+	[ -n "${RELAY_PID:-}" ] && kill "$RELAY_PID" 2>/dev/null && wait "$RELAY_PID" 2>/dev/null
+	PGOPTIONS="-c client_min_messages=warning" psql_q "$OUTBOX_TEST_PG_CONNINFO" \
+		"DROP DATABASE IF EXISTS \"relay_stmterr_$$\" WITH (FORCE)" >/dev/null 2>&1
 	rm -rf "$TEST_TMP"
 }
 trap cleanup EXIT
