@@ -348,7 +348,10 @@ static void cfg_set_int(struct cfg_parser *p, const struct cfg_opt *o, void *bas
 	errno = 0;
 	n = strtol(v, &end, 10);
 	if (end == v || *end != '\0' || errno == ERANGE) {
-		cfg_error(p, p->line, p->section, o->name, "invalid integer \"%s\"", v);
+		if (cfg_text_looks_like_secret(v))
+			cfg_error(p, p->line, p->section, o->name, "invalid integer (not shown)");
+		else
+			cfg_error(p, p->line, p->section, o->name, "invalid integer \"%s\"", v);
 		return;
 	}
 	if (n < o->min || n > o->max) {
