@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-relay_setup stmterr stmtdest poll_interval_ms=20
+relay_setup stmterr stmtdest poll_interval_ms=20 claim_lease_seconds=5
 log="$TEST_TMP/relay.log"
 
 # fail TEXT: every claim statement from now on raises TEXT, and counts
@@ -85,6 +85,27 @@ psql_q "$ci" "CREATE TRIGGER probe_fail BEFORE UPDATE ON outbox.outbox_events
   FOR EACH STATEMENT EXECUTE FUNCTION public.probe_fail()" >/dev/null
 check "a failure after the recovery is logged again" \
 	wait_until_lines "could not claim outbox events: probe: first failure" 2
+psql_q "$ci" "DROP TRIGGER probe_fail ON outbox.outbox_events" >/dev/null
+check "and its recovery too" wait_until_lines "database statements succeed again" 2
+
+# Recording the results fails while the claim works: a successful claim in
+# between is not a recovery; only a recorded result is.
+psql_q "$ci" "CREATE OR REPLACE FUNCTION public.probe_mark() RETURNS trigger
+  LANGUAGE plpgsql AS \$\$ BEGIN IF NEW.status = 'PUBLISHED' THEN
+  PERFORM nextval('public.probe_calls'); RAISE EXCEPTION 'probe: mark failure'; END IF;
+  RETURN NEW; END \$\$" >/dev/null
+psql_q "$ci" "CREATE TRIGGER probe_mark BEFORE UPDATE ON outbox.outbox_events
+  FOR EACH ROW EXECUTE FUNCTION public.probe_mark()" >/dev/null
+insert_events "$ci" stmterr2 stmtdest 1
+check "the record failure is logged" wait_log "could not record the results of sent events (they are sent again once their claim expires): probe: mark failure"
+# The claim lease is 5 s: the event is claimed, sent and not recorded again.
+check "recording fails again after the lease" wait_calls 1
+check "no recovery while recording fails" test "$(lines "database statements succeed again")" -eq 2
+check "the record failure is logged once" test "$(lines "probe: mark failure")" -eq 1
+psql_q "$ci" "DROP TRIGGER probe_mark ON outbox.outbox_events" >/dev/null
+check "recording works again: logged" wait_until_lines "database statements succeed again" 3
+check "the event is published" \
+	wait_sql "$ci" "SELECT count(*) FROM outbox.outbox_events WHERE status = 'PUBLISHED'" 6 20
 kill "$RELAY_PID"
 rc=0
 wait "$RELAY_PID" || rc=$?
