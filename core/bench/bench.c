@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * bench/bench.c: outbox-bench (docs/performance.md).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * config/config.c: relay.ini parsing and validation (see config.h and
  * docs/configuration.md).

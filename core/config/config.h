@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * config/config.h: relay.ini, parsed and validated into one immutable object.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/outboxd.c: the daemon (docs/outboxd.md, docs/configuration.md).
  *

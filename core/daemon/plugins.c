@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/plugins.c: plugin instances and the consumer, in ABI order:
  * services, then instances (init), then the consumer; and back.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/plugins.h: the daemon's plugin instances and the consumer that
  * drives them, set up and torn down in the order the plugin ABI requires.

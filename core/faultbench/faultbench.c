@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * faultbench/faultbench.c: outbox-faultbench (docs/reliability.md).
  *

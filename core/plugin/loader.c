@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * plugin/loader.c: find, dlopen and check plugins; run their instances.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * example.c: a complete outboxd handler plugin that does nothing useful.
  *

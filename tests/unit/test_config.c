@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_config.c: relay.ini parsing (core/config/config.c).
  *
