@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the build into a scratch DESTDIR, build a plugin out of tree from
 # plugins/example/example.c using only the installed header and
-# outboxd-plugin.pc, and load it with the real loader (tests/plugin-probe).
+# outboxd-plugin.pc, and load it with the real loader (outboxd-plugin-probe).
 set -euo pipefail
 
 : "${OUTBOX_SRCDIR:?}" "${OUTBOX_BUILDDIR:?}"
@@ -47,18 +47,18 @@ sed 's/"example"/"thirdparty"/' "$OUTBOX_SRCDIR/plugins/example/example.c" >"$tm
 "$cc" $cflags -std=c11 -Wall -Wextra -Werror -fPIC -shared \
 	-o "$tmp/plugins/thirdparty.so" "$tmp/thirdparty.c" $(pkg-config --libs jansson)
 
-out=$("$OUTBOX_BUILDDIR/tests/plugin-probe" "$tmp/plugins" thirdparty prefix=oot max_items=5)
+out=$("$OUTBOX_BUILDDIR/outboxd-plugin-probe" "$tmp/plugins" thirdparty prefix=oot max_items=5)
 echo "$out"
 grep -qx "host ABI $abi" <<<"$out" || { echo "FAIL: host ABI differs from abi_version $abi"; exit 1; }
 grep -q '^verdict: OK (oot: handled probe job)$' <<<"$out" || { echo "FAIL: unexpected verdict"; exit 1; }
 
 # Without a database the commit's tx_exec is "not available": a transient failure.
-out=$("$OUTBOX_BUILDDIR/tests/plugin-probe" "$tmp/plugins" thirdparty dry_run=false)
+out=$("$OUTBOX_BUILDDIR/outboxd-plugin-probe" "$tmp/plugins" thirdparty dry_run=false)
 grep -q '^verdict: RETRY (commit: host service "tx_exec" is not available)$' <<<"$out" || {
 	echo "$out"; echo "FAIL: commit without database services"; exit 1; }
 
 # An option the copy does not declare is refused before init.
-if "$OUTBOX_BUILDDIR/tests/plugin-probe" "$tmp/plugins" thirdparty colour=red 2>"$tmp/err"; then
+if "$OUTBOX_BUILDDIR/outboxd-plugin-probe" "$tmp/plugins" thirdparty colour=red 2>"$tmp/err"; then
 	echo "FAIL: unknown option accepted"; exit 1
 fi
 grep -q 'plugin.colour: unknown key for plugin "thirdparty"' "$tmp/err" || {
