@@ -31,10 +31,12 @@ scripts=$(awk '/^```/ { fence = !fence; next } fence' "$dir/README.md" |
 for s in $scripts; do
 	need "$s" "README.md runs it"
 	[ -f "$dir/$s" ] || continue
+	set -f # the words below are paths to check, not globs to expand
 	for f in $(grep -oE '(conf|tests|docs|migrations|plugins|include|core)/[A-Za-z0-9_./*-]*[A-Za-z0-9_/*]' "$dir/$s" | sort -u); do
 		case "$f" in *'*'*) continue ;; esac # a glob, not a file
 		need "$f" "$s uses it"
 	done
+	set +f
 done
 
 bash "$here/check-doc-links.sh" "$dir" >/dev/null || {
