@@ -1,8 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
- * plugin-probe: load one plugin through the real loader and run it once.
+ * outboxd-plugin-probe: load one plugin through the real loader and run it
+ * once (installed for plugin authors; docs/outboxd-plugin-probe.1).
  *
- *   plugin-probe DIR NAME [KEY=VALUE...]
+ *   outboxd-plugin-probe DIR[:DIR...] NAME [KEY=VALUE...]
  *
+ * DIR is searched like [outboxd] plugin_path, in order.
  * KEY=VALUE are the destination's plugin.KEY lines (without "plugin.").
  * Validates them, calls init, execute on a sample job, commit when the
  * verdict is OK (without database services), destroy, and prints
@@ -21,9 +25,9 @@
 static void probe_report(void *arg, const struct cfg_plugin_option *opt, const char *msg)
 {
 	if (opt != NULL)
-		fprintf(stderr, "plugin-probe: argument %d: plugin.%s: %s\n", opt->line, opt->key, msg);
+		fprintf(stderr, "outboxd-plugin-probe: argument %d: plugin.%s: %s\n", opt->line, opt->key, msg);
 	else
-		fprintf(stderr, "plugin-probe: %s\n", msg);
+		fprintf(stderr, "outboxd-plugin-probe: %s\n", msg);
 }
 
 static int parse_options(int argc, char **argv, struct cfg_plugin_option *opts)
@@ -31,7 +35,7 @@ static int parse_options(int argc, char **argv, struct cfg_plugin_option *opts)
 	for (int k = 0; k < argc; k++) {
 		const char *eq = strchr(argv[k], '=');
 		if (eq == NULL || eq == argv[k]) {
-			fprintf(stderr, "plugin-probe: expected KEY=VALUE, got \"%s\"\n", argv[k]);
+			fprintf(stderr, "outboxd-plugin-probe: expected KEY=VALUE, got \"%s\"\n", argv[k]);
 			return -1;
 		}
 		opts[k].key = strndup(argv[k], (size_t)(eq - argv[k]));
@@ -84,7 +88,7 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: plugin-probe DIR NAME [KEY=VALUE...]\n");
+		fprintf(stderr, "usage: outboxd-plugin-probe DIR[:DIR...] NAME [KEY=VALUE...]\n");
 		return 64;
 	}
 	opts = calloc((size_t)n + 1, sizeof(*opts));

@@ -6,7 +6,8 @@
 #      each on a free 127.0.0.1 port
 #   3. builds and runs `make check`, the unit tests again under valgrind,
 #      everything again under ASan+UBSan, then `make distcheck`
-#   4. stops what it started, whatever happened
+#   4. stops what it started, whatever happened, and fails if any process
+#      it started is still running then (tests/harness/leftovers.sh)
 #
 # OUTBOX_SKIP_INSTALL=1 skips step 1; OUTBOX_SKIP_VALGRIND=1,
 # OUTBOX_SKIP_SANITIZE=1 and OUTBOX_SKIP_DISTCHECK=1 skip those passes.
@@ -20,9 +21,14 @@ jobs=$(nproc 2>/dev/null || echo 2)
 . "$top/tests/harness/install-deps.sh"
 [ "${OUTBOX_SKIP_INSTALL:-0}" = 1 ] || install_deps
 
+# Marks every process started from here on (tests/harness/leftovers.sh).
+# shellcheck source=tests/harness/leftovers.sh
+. "$top/tests/harness/leftovers.sh"
+leftovers_mark
+
 # shellcheck source=tests/harness/services.sh
 . "$top/tests/harness/services.sh"
-trap services_stop EXIT
+trap 'services_stop; leftovers_check' EXIT
 services_start
 echo "tests/run.sh: PostgreSQL on port $OUTBOX_TEST_PG_PORT, fauxqs at $OUTBOX_TEST_AWS_ENDPOINT"
 
@@ -67,7 +73,9 @@ run_build() {
 	return "$rc"
 }
 
-trap 'rc=$?; set +e; summary; services_stop; exit $rc' EXIT
+# Whatever happened: the totals, then the services stop, then nothing this
+# run started may still be running.
+trap 'rc=$?; set +e; summary; services_stop; leftovers_check || rc=1; exit $rc' EXIT
 
 echo "== make check"
 run_build "$top/_build"

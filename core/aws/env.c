@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/env.c: credential, region and endpoint resolution (see aws/env.h).
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/env.h: where the AWS client gets its credentials, region and
  * endpoints from (resolution order in docs/aws.md).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/error.c: AWS error codes, their classification, and error parsing
  * (see aws/error.h and docs/aws.md).

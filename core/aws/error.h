@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/error.h: the outcome of every SQS and S3 call, error parsing, and the
  * one place that decides whether an AWS failure is worth retrying.

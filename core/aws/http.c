@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/http.c: signed libcurl transport for SQS and S3 (see aws/http.h).
  */

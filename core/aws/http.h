@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/http.h: the signed HTTP transport under the SQS and S3 clients.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/s3.c: S3 REST calls (see s3.h and docs/aws.md).
  */

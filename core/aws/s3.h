@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/s3.h: the few Amazon S3 calls outboxd needs: create-only writes of
  * immutable artifacts, reads, listing, deletion (and bucket creation for

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/sigv4.c: AWS Signature Version 4 (see sigv4.h and docs/aws-signing.md).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/sigv4.h: AWS Signature Version 4 for requests sent with libcurl.
  *

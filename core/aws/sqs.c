@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/sqs.c: the SQS JSON-protocol calls (see sqs.h and docs/aws.md).
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/sqs.h: Amazon SQS over the JSON protocol (POST /, application/
  * x-amz-json-1.0, X-Amz-Target: AmazonSQS.<Action>).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * bench/bench.c: outbox-bench (docs/performance.md).
  *
@@ -154,6 +156,8 @@ static int write_ini(const struct bench *b, const char *path, char (*names)[48],
 
 	if (f == NULL)
 		return -1;
+	/* bench_noop is installed apart from the production plugins. */
+	fprintf(f, "[outboxd]\nplugin_path = %s\n\n", BENCHPLUGINDIR);
 	fprintf(f, "[database]\nconninfo = %s\n\n[aws]\nregion = %s\n", c->database.conninfo,
 	        c->aws.region != NULL ? c->aws.region : "us-east-1");
 	if (c->aws.endpoint_url != NULL)

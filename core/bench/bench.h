@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * bench/bench.h: what the parts of outbox-bench share (docs/performance.md,
  * docs/performance.md).

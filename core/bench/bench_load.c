@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * bench/bench_load.c: producers, waiting and the latency run of outbox-bench
  * (see bench.h).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * common/clock.c: monotonic and wall-clock milliseconds (see clock.h).
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * common/clock.h: the two clocks the core reads, named for what they are for.
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * common/compiler.h: the compiler attributes the core's headers use.  Empty on a
  * compiler without GNU extensions: they help the checks, never the meaning.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * common/fault.h: compiled-in crash points, for outbox-faultbench and the tests.
  *

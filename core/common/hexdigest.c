@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * common/hexdigest.c: lower-case hex and SHA-256 hex digests (see hexdigest.h).
  */

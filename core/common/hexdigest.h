@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * common/hexdigest.h: lower-case hex encoding and the SHA-256 hex digest.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * config/config.c: relay.ini parsing and validation (see config.h and
  * docs/configuration.md).
@@ -32,6 +34,7 @@ enum cfg_type {
 	CFG_T_CONNINFO, /* a libpq conninfo string or URI */
 	CFG_T_PLUGIN,   /* plugin name, [a-z0-9_]+; also sets plugin_line */
 	CFG_T_INT,      /* decimal integer within [min, max] */
+	CFG_T_PATHS,    /* colon-separated absolute directories */
 };
 
 #define CFG_F_REQUIRED 0x1u
@@ -73,6 +76,7 @@ struct cfg_opt {
 	{ sect, key, CFG_T_INT, 0, offsetof(struct base, member), NULL, def, lo, hi }
 
 static const struct cfg_opt cfg_opts[] = {
+	CFG_OPT_STR("outboxd", "plugin_path", CFG_T_PATHS, 0, cfg, outboxd.plugin_path, NULL),
 	CFG_OPT_STR("database", "conninfo", CFG_T_CONNINFO, CFG_F_REQUIRED | CFG_F_SECRET, cfg, database.conninfo, NULL),
 	CFG_OPT_STR("aws", "region", CFG_T_STR, 0, cfg, aws.region, NULL),
 	CFG_OPT_STR("aws", "endpoint_url", CFG_T_URL, 0, cfg, aws.endpoint_url, NULL),
@@ -98,7 +102,7 @@ static const struct cfg_opt cfg_opts[] = {
 #define CFG_N_OPTS (sizeof(cfg_opts) / sizeof(cfg_opts[0]))
 
 /* Fixed sections; [database] is the only required one. */
-static const char *const cfg_fixed_sections[] = { "database", "aws", "s3", "relay", "consumer" };
+static const char *const cfg_fixed_sections[] = { "database", "aws", "s3", "relay", "consumer", "outboxd" };
 #define CFG_N_FIXED (sizeof(cfg_fixed_sections) / sizeof(cfg_fixed_sections[0]))
 
 enum cfg_sect_kind {
@@ -320,6 +324,27 @@ static const char *cfg_url_ascii_problem(const char *v)
 	return NULL;
 }
 
+/*
+ * A plugin search path: directories separated by ":", each absolute (a
+ * relative one would depend on the daemon's working directory), none empty.
+ */
+static bool cfg_is_path_list(const char *v)
+{
+	for (const char *p = v;;) {
+		size_t len = strcspn(p, ":");
+
+		if (len == 0 || *p != '/')
+			return false;
+		for (size_t i = 0; i < len; i++) {
+			if (isspace((unsigned char)p[i]))
+				return false;
+		}
+		if (p[len] == '\0')
+			return true;
+		p += len + 1;
+	}
+}
+
 /* Returns what a valid value looks like, or NULL if v is valid. */
 static const char *cfg_check_text(enum cfg_type type, const char *v)
 {
@@ -332,6 +357,9 @@ static const char *cfg_check_text(enum cfg_type type, const char *v)
 		return cfg_is_conninfo(v) ? NULL : "not a valid libpq connection string";
 	case CFG_T_PLUGIN:
 		return cfg_matches_charset(v, "_", CFG_MAX_NAME_LEN) ? NULL : "must match [a-z0-9_]+";
+	case CFG_T_PATHS:
+		return cfg_is_path_list(v) ? NULL
+		       : "must be absolute directories separated by \":\", without white space";
 	case CFG_T_STR:
 	case CFG_T_INT:
 		break;
@@ -1010,18 +1038,22 @@ static struct cfg *cfg_new(const char *path)
 	return cfg;
 }
 
-int cfg_load(const char *path, struct cfg **out, struct cfg_errors *errs)
+/*
+ * Parses and checks path.  Returns the cfg it built, whatever errors it
+ * appended to errs, or NULL when the file could not be opened or memory
+ * ran out (both reported to errs).
+ */
+static struct cfg *cfg_parse(const char *path, struct cfg_errors *errs)
 {
 	struct cfg_parser p = { .errs = errs, .kind = CFG_SECT_NONE };
+	struct cfg *cfg = NULL;
 	size_t before = cfg_errors_count(errs);
-	int rc = -1;
 	int irc;
 
-	*out = NULL;
 	p.cfg = cfg_new(path);
 	if (!p.cfg) {
 		cfg_errors_add(errs, "%s: out of memory", path);
-		return -1;
+		return NULL;
 	}
 	p.fp = cfg_open(&p, path);
 	if (!p.fp)
@@ -1037,17 +1069,37 @@ int cfg_load(const char *path, struct cfg **out, struct cfg_errors *errs)
 	else if (irc > 0 && cfg_errors_count(errs) == before)
 		cfg_error(&p, irc, NULL, NULL, "syntax error"); /* not expected: see cfg_read_line */
 	cfg_section_finish(&p);
-	if (!ferror(p.fp) && !p.too_large)
+	if (!ferror(p.fp) && !p.too_large) {
 		cfg_check_file(&p);
-	if (cfg_errors_count(errs) == before) {
-		*out = p.cfg;
+		cfg = p.cfg;
 		p.cfg = NULL;
-		rc = 0;
 	}
 out:
 	if (p.fp)
 		fclose(p.fp);
 	free(p.url_lines);
 	cfg_free(p.cfg);
-	return rc;
+	return cfg;
+}
+
+int cfg_load(const char *path, struct cfg **out, struct cfg_errors *errs)
+{
+	size_t before = cfg_errors_count(errs);
+	struct cfg *cfg = cfg_parse(path, errs);
+
+	*out = NULL;
+	if (cfg == NULL || cfg_errors_count(errs) != before) {
+		cfg_free(cfg);
+		return -1;
+	}
+	*out = cfg;
+	return 0;
+}
+
+int cfg_load_partial(const char *path, struct cfg **out, struct cfg_errors *errs)
+{
+	size_t before = cfg_errors_count(errs);
+
+	*out = cfg_parse(path, errs);
+	return *out != NULL && cfg_errors_count(errs) == before ? 0 : -1;
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * config/config.h: relay.ini, parsed and validated into one immutable object.
  *
@@ -91,6 +93,10 @@ struct cfg {
 		int shutdown_grace_seconds;     /* default 30 */
 	} consumer;
 
+	struct {
+		char *plugin_path;       /* optional: "DIR:DIR..." searched in order; NULL: PLUGINDIR */
+	} outboxd;
+
 	struct cfg_destination *destinations;  /* in file order */
 	size_t n_destinations;
 };
@@ -108,6 +114,16 @@ struct cfg {
  */
 int cfg_load(const char *path, struct cfg **out, struct cfg_errors *errs) OUTBOX_MUSTCHECK;
 void cfg_free(struct cfg *cfg);
+
+/*
+ * The same checks as cfg_load(), for a report of every problem at once
+ * (--check-config): *out is the parsed file even when it has errors, so
+ * that its destinations' plugins can be checked in the same pass; it is
+ * NULL only when the file could not be read.  In a file with errors, a key
+ * that was refused keeps its default (NULL for a string without one).
+ * Returns 0 when errs got nothing new, else -1.  Free *out with cfg_free().
+ */
+int cfg_load_partial(const char *path, struct cfg **out, struct cfg_errors *errs) OUTBOX_MUSTCHECK;
 
 /* Borrowed pointer into cfg, or NULL. */
 const struct cfg_destination *cfg_find_destination(const struct cfg *cfg, const char *name);

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/batch.c: one receive batch at once (see consumer/batch.h and
  * docs/consumer.md, "Batches"): one claim statement, the won jobs run in

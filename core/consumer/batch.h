@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/batch.h: a consumer worker's whole receive batch at once
  * (docs/consumer.md, "Batches").

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/consumer.c: starting and stopping the consumer (see consumer.h).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/consumer.h: the consumer loop (docs/consumer.md) and the database/S3
  * services it lends to plugins.

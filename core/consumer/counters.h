@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/counters.h: what one consumer worker did, message by message.
  * Each worker's thread writes its own; outbox-faultbench reads a runner's

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/dlq.c: the dead-letter queue reader of one destination (spec
  * section 4, rule 7).  For every message: record the evidence in

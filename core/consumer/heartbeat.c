@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/heartbeat.c: lease and visibility extension for running handlers (see
  * heartbeat.h and docs/consumer.md, "Leases and heartbeat").

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/internal.h: what consumer.c, consumer/worker.c and
  * consumer/dlq.c share.  Not for other parts of the core: they use

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/ledger.c: the job state machine of docs/schema.md, one prepared statement
  * per transition (see ledger.h and docs/consumer.md).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/ledger.h: every state transition of a job (docs/schema.md), one function
  * per transition, each a compare-and-set.

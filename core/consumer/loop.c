@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/loop.c: a consumer worker thread's loop: receive a batch from
  * the destination's queue (one poller per queue at a time), hand it to

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/message.c: message parsing and the per-message rules of spec
  * section 4 (see consumer/message.h and docs/consumer.md).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/message.h: parsing a received message body and choosing what
  * the rules of docs/consumer.md say to do with it.  Pure functions, no I/O: the worker

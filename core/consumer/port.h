@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/port.h: what the consumer's per-message logic needs from the
  * queue a message came from, and nothing else.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/runner.c: one consumer worker driven by the caller (see
  * consumer/runner.h).  It is a struct consumer with a single worker, no

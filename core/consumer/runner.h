@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/runner.h: the consumer's per-message logic without threads or
  * SQS, for programs that deliver messages themselves (outbox-faultbench).

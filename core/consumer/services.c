@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/services.c: query, tx_exec, tx_enqueue and artifact_get for
  * plugins (see consumer/services.h).

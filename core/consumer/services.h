@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/services.h: the database and S3 services the consumer lends to
  * plugins (struct plugin_host_services), and struct outbox_tx.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/worker.c: one worker thread of one destination: receive, apply
  * the per-message rules (docs/consumer.md) to each message, run claimed jobs in two

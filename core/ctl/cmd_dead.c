@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ctl/cmd_dead.c: outboxctl dead [--destination D] [--evidence] [--json]
  * (docs/outboxctl.md).

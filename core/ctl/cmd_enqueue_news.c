@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ctl/cmd_enqueue_news.c: outboxctl enqueue-news [--destination D] FILE|-
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ctl/cmd_reconcile.c: outboxctl reconcile-artifacts (docs/price-path.md)
  *

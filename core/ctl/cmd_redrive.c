@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ctl/cmd_redrive.c: outboxctl redrive JOB_ID... (docs/outboxctl.md).
  *

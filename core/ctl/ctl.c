@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ctl/ctl.c: configuration and database access for outboxctl's commands.
  */

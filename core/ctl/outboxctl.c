@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ctl/outboxctl.c: the operator's command line (docs/outboxctl.md).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/outboxd.c: the daemon (docs/outboxd.md, docs/configuration.md).
  *
@@ -138,10 +140,14 @@ static int check_config(const struct options *opts, struct cfg **cfg)
 	struct cfg_errors errs = {0};
 	int rc = 0;
 
-	if (cfg_load(opts->config_path, cfg, &errs) < 0)
-		rc = -1;
-	else if (opts->check_config)
-		rc = daemon_plugins_check(*cfg, &errs);
+	if (!opts->check_config) {
+		rc = cfg_load(opts->config_path, cfg, &errs);
+	} else {
+		/* One report: the plugins' option errors come with the core's. */
+		rc = cfg_load_partial(opts->config_path, cfg, &errs);
+		if (*cfg != NULL && daemon_plugins_check(*cfg, &errs) < 0)
+			rc = -1;
+	}
 	if (rc < 0)
 		report_config_errors(opts->config_path, &errs);
 	cfg_errors_free(&errs);

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/plugins.c: plugin instances and the consumer, in ABI order:
  * services, then instances (init), then the consumer; and back.
@@ -37,6 +39,12 @@ static int create_instances(struct plugin_registry *reg, const struct cfg *cfg,
 		return -1;
 	}
 	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		/* Only in a file with errors (--check-config): its plugin line was
+		 * missing or refused, and that is already reported. */
+		if (cfg->destinations[i].plugin == NULL) {
+			rc = -1;
+			continue;
+		}
 		if (plugin_instance_create_from_config(reg, cfg, &cfg->destinations[i], services,
 		                                       errs, &instances[i]) < 0)
 			rc = -1; /* keep going: report every destination's problems */
@@ -55,7 +63,7 @@ int daemon_plugins_check(const struct cfg *cfg, struct cfg_errors *errs)
 	struct plugin_instance **instances = NULL;
 	int rc;
 
-	if (plugin_registry_create(NULL, &reg) < 0) {
+	if (plugin_registry_create(plugin_search_path(cfg->outboxd.plugin_path), &reg) < 0) {
 		cfg_errors_add(errs, "%s: could not set up the plugin registry", cfg->file);
 		return -1;
 	}
@@ -75,7 +83,7 @@ int daemon_plugins_start(const struct cfg *cfg, const char *instance_id,
 	if (dp == NULL)
 		return -1;
 	dp->n = cfg->n_destinations;
-	if (plugin_registry_create(NULL, &dp->registry) < 0)
+	if (plugin_registry_create(plugin_search_path(cfg->outboxd.plugin_path), &dp->registry) < 0)
 		goto fail;
 	if (consumer_services_create(cfg, &dp->services) < 0)
 		goto fail;

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/plugins.h: the daemon's plugin instances and the consumer that
  * drives them, set up and torn down in the order the plugin ABI requires.
@@ -14,7 +16,9 @@ struct daemon_plugins;
  * Load every destination's plugin, validate its plugin.* keys and run its
  * init() and destroy() once, without database services: what
  * --check-config and startup validation need.  Every problem is appended
- * to errs.  Returns 0 or -1.
+ * to errs.  cfg may come from cfg_load_partial() with errors: destinations
+ * without a plugin are skipped (their problem is already in errs).
+ * Returns 0 or -1.
  */
 int daemon_plugins_check(const struct cfg *cfg, struct cfg_errors *errs) OUTBOX_MUSTCHECK;
 

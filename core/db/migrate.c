@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * db/migrate.c: apply V<n>__<name>.sql files in order, exactly once each.
  */

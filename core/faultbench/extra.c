@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * faultbench/extra.c: the scenarios added to the four seed scenarios (see
  * docs/reliability.md): the relay killed after sending, the consumer

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * faultbench/faultbench.c: outbox-faultbench (docs/reliability.md).
  *
@@ -389,7 +391,8 @@ static int setup(struct fb *fb, const struct fb_options *o)
 	rc = setup_db(fb);
 	if (rc != FB_EXIT_OK)
 		return rc;
-	if (plugin_registry_create(NULL, &fb->reg) < 0 ||
+	/* bench_noop is installed apart from the production plugins. */
+	if (plugin_registry_create(plugin_search_path(BENCHPLUGINDIR), &fb->reg) < 0 ||
 	    consumer_services_create(&fb->run_cfg, &fb->svc) < 0)
 		return FB_EXIT_FAILURE;
 	if (strcmp(fb->publisher, "sqs") == 0 &&

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * faultbench/faultbench.h: what the parts of outbox-faultbench share (docs/reliability.md,
  * docs/reliability.md).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * faultbench/seed.c: the four seed scenarios (see
  * docs/reliability.md for what is killed where).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * plugin/host.c: the outbox_host table and the contexts behind it.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * plugin/host.h: the services table plugins get (struct outbox_host) and the
  * per-instance context behind it (struct outbox_ctx).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * plugin/loader.c: find, dlopen and check plugins; run their instances.
  *
@@ -50,7 +52,9 @@ struct plugin_module {
 };
 
 struct plugin_registry {
-	char *dir;
+	char *dir;     /* the search path as given */
+	char **dirs;   /* its directories, in order */
+	size_t n_dirs;
 	struct plugin_module *modules;
 };
 
@@ -63,6 +67,47 @@ struct plugin_instance {
 	pthread_mutex_t lock;
 };
 
+/*
+ * The search path: a colon-separated list of directories, tried in order
+ * ([outboxd] plugin_path, docs/configuration.md).  Empty elements are
+ * skipped; config validation has already refused relative ones.
+ */
+static int split_path(struct plugin_registry *reg, const char *path)
+{
+	size_t n = 1;
+
+	for (const char *p = path; *p != '\0'; p++)
+		n += *p == ':';
+	reg->dirs = calloc(n, sizeof(*reg->dirs));
+	if (reg->dirs == NULL)
+		return -1;
+	for (const char *p = path;;) {
+		size_t len = strcspn(p, ":");
+		if (len > 0) {
+			reg->dirs[reg->n_dirs] = strndup(p, len);
+			if (reg->dirs[reg->n_dirs] == NULL)
+				return -1;
+			reg->n_dirs++;
+		}
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	return 0;
+}
+
+const char *plugin_search_path(const char *configured)
+{
+	const char *env = getenv("OUTBOX_PLUGIN_DIR");
+
+	if (env != NULL && *env != '\0') {
+		log_warning("plugin directory overridden by OUTBOX_PLUGIN_DIR: \"%s\" instead of \"%s\"",
+		            env, configured != NULL ? configured : PLUGINDIR);
+		return env;
+	}
+	return configured != NULL ? configured : PLUGINDIR;
+}
+
 int plugin_registry_create(const char *dir, struct plugin_registry **out)
 {
 	struct plugin_registry *reg = calloc(1, sizeof(*reg));
@@ -70,19 +115,11 @@ int plugin_registry_create(const char *dir, struct plugin_registry **out)
 	*out = NULL;
 	if (reg == NULL)
 		return -1;
-	if (dir == NULL) {
-		const char *env = getenv("OUTBOX_PLUGIN_DIR");
-		if (env != NULL && *env != '\0') {
-			log_warning("plugin directory overridden by OUTBOX_PLUGIN_DIR: \"%s\" instead of \"%s\"",
-			            env, PLUGINDIR);
-			dir = env;
-		} else {
-			dir = PLUGINDIR;
-		}
-	}
+	if (dir == NULL)
+		dir = plugin_search_path(NULL);
 	reg->dir = strdup(dir);
-	if (reg->dir == NULL) {
-		free(reg);
+	if (reg->dir == NULL || split_path(reg, dir) < 0 || reg->n_dirs == 0) {
+		plugin_registry_free(reg);
 		return -1;
 	}
 	*out = reg;
@@ -113,6 +150,9 @@ void plugin_registry_free(struct plugin_registry *reg)
 		free(mod);
 		mod = next;
 	}
+	for (size_t i = 0; i < reg->n_dirs; i++)
+		free(reg->dirs[i]);
+	free(reg->dirs);
 	free(reg->dir);
 	free(reg);
 }
@@ -177,34 +217,66 @@ static int check_not_writable(const struct plugin_module *mod, const char *path,
 	return 0;
 }
 
-/* Builds DIR/NAME.so and accepts only a regular file: no symlink, no device, no directory. */
-static int resolve_path(const struct plugin_registry *reg, struct plugin_module *mod,
-                        char *path, size_t size, const struct plugin_diag *diag)
+/* The file itself, never a symlink, device or directory, is what gets loaded. */
+static int check_regular(const struct plugin_module *mod, const char *path,
+                         const struct stat *st, const struct plugin_diag *diag)
 {
-	struct stat st;
-	int n = snprintf(path, size, "%s/%s", reg->dir, mod->file);
-
-	if (n < 0 || (size_t)n >= size) {
-		plugin_diag_report(diag, NULL, "plugin \"%s\": path too long in directory \"%s\"",
-		                   mod->file, reg->dir);
-		return -1;
-	}
-	if (lstat(path, &st) < 0) {
-		plugin_diag_report(diag, NULL, "plugin \"%s\" not found: cannot stat \"%s\": %s",
-		                   mod->file, path, strerror(errno));
-		return -1;
-	}
-	if (S_ISLNK(st.st_mode)) {
+	if (S_ISLNK(st->st_mode)) {
 		plugin_diag_report(diag, NULL, "plugin \"%s\" refused: \"%s\" is a symbolic link "
 		                   "(install the file itself in the plugin directory)", mod->file, path);
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st->st_mode)) {
 		plugin_diag_report(diag, NULL, "plugin \"%s\" refused: \"%s\" is %s, not a regular file",
-		                   mod->file, path, S_ISDIR(st.st_mode) ? "a directory" : "special");
+		                   mod->file, path, S_ISDIR(st->st_mode) ? "a directory" : "special");
 		return -1;
 	}
-	return check_not_writable(mod, path, &st, diag);
+	return check_not_writable(mod, path, st, diag);
+}
+
+/* Appends "cannot stat "PATH": WHY" to tried (a "; "-separated list). */
+static void note_missing(char *tried, size_t size, const char *path, int err)
+{
+	size_t used = strlen(tried);
+
+	if (used + 4 >= size)
+		return;
+	int n = snprintf(tried + used, size - used, "%scannot stat \"%s\": %s",
+	                 used > 0 ? "; " : "", path, strerror(err));
+	if (n < 0 || (size_t)n >= size - used)
+		memcpy(tried + size - 4, "...", 4); /* a long path list, cut in the message only */
+}
+
+/*
+ * Finds NAME.so in the first directory of the search path that has it and
+ * accepts only a regular file there.  A directory without the file is
+ * skipped; any other problem (a symlink, no permission) refuses the plugin
+ * rather than silently loading one from a later directory.
+ */
+static int resolve_path(const struct plugin_registry *reg, struct plugin_module *mod,
+                        char *path, size_t size, const struct plugin_diag *diag)
+{
+	char tried[2048] = "";
+	struct stat st;
+
+	for (size_t i = 0; i < reg->n_dirs; i++) {
+		int n = snprintf(path, size, "%s/%s", reg->dirs[i], mod->file);
+		if (n < 0 || (size_t)n >= size) {
+			plugin_diag_report(diag, NULL, "plugin \"%s\": path too long in directory \"%s\"",
+			                   mod->file, reg->dirs[i]);
+			return -1;
+		}
+		if (lstat(path, &st) == 0)
+			return check_regular(mod, path, &st, diag);
+		if (errno != ENOENT && errno != ENOTDIR) {
+			plugin_diag_report(diag, NULL, "plugin \"%s\" refused: cannot stat \"%s\": %s",
+			                   mod->file, path, strerror(errno));
+			return -1;
+		}
+		note_missing(tried, sizeof(tried), path, errno);
+	}
+	plugin_diag_report(diag, NULL, "plugin \"%s\" not found: %s", mod->file, tried);
+	return -1;
 }
 
 static int open_module(struct plugin_module *mod, const char *path,

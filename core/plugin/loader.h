@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * plugin/loader.h: loading handler plugins and running their instances.
  *
  * A registry loads each .so named in relay.ini once, and no other:
- * PLUGINDIR/NAME.so with NAME in [a-z0-9_]+, a regular file,
+ * NAME.so from the first directory of the search path that has it
+ * ([outboxd] plugin_path, else PLUGINDIR), NAME in [a-z0-9_]+, a regular file,
  * dlopen(RTLD_NOW | RTLD_LOCAL), then the descriptor header is checked
  * before any plugin code runs (docs/plugin-api.md, "Loading rules").
  * An instance is one destination's use of a plugin: its options validated
@@ -35,9 +38,18 @@ struct plugin_module;
 struct plugin_instance;
 
 /*
- * dir (borrowed, copied) is where NAME.so files are looked up; NULL means
- * $OUTBOX_PLUGIN_DIR when set (a warning is logged) or else PLUGINDIR.
- * Returns 0 and *out (caller frees with plugin_registry_free()), or -1.
+ * The search path a program should use: $OUTBOX_PLUGIN_DIR when set (the
+ * test override; a warning is logged), else configured (borrowed; e.g. the
+ * [outboxd] plugin_path of relay.ini) when not NULL, else PLUGINDIR.
+ * Returns one of those pointers, borrowed.
+ */
+const char *plugin_search_path(const char *configured);
+
+/*
+ * dir (borrowed, copied) is where NAME.so files are looked up: one
+ * directory, or a colon-separated list tried in order; NULL means
+ * plugin_search_path(NULL).  Returns 0 and *out (caller frees with
+ * plugin_registry_free()), or -1 (out of memory, or no directory in dir).
  */
 int plugin_registry_create(const char *dir, struct plugin_registry **out) OUTBOX_MUSTCHECK;
 
@@ -49,7 +61,7 @@ int plugin_registry_create(const char *dir, struct plugin_registry **out) OUTBOX
  */
 void plugin_registry_free(struct plugin_registry *reg);
 
-/* Borrowed; the directory the registry loads from. */
+/* Borrowed; the directory or search path the registry loads from, as given. */
 const char *plugin_registry_dir(const struct plugin_registry *reg);
 
 /*

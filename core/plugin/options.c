@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * plugin/options.c: typed checks of "plugin.*" keys against a plugin's
  * option table, so plugins never parse strings themselves (docs/plugin-api.md, "Options").

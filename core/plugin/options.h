@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * plugin/options.h: a destination's "plugin.*" keys checked against the
  * plugin's own option table (struct outbox_option), giving typed values.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * price/artifact.c: bars validation, the canonical artifact and its key (see
  * artifact.h and docs/price-path.md).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * price/artifact.h: the price path's window artifact (docs/price-path.md).
  *

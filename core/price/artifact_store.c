@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * price/artifact_store.c: the [s3] bucket and the artifact lock (see
  * artifact_store.h).

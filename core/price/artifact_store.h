@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * price/artifact_store.h: what ingest-window and reconcile-artifacts share: the
  * [s3] bucket of relay.ini, the per-key advisory lock and the "does any

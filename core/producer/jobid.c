@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * producer/jobid.c: canonical JSON, job ids, event ids and timestamp normalisation.
  *

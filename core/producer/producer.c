@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * producer/producer.c: liboutbox's enqueue functions (see include/outbox/producer.h).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/backoff.h: the relay's delays, in one place so the lane threads,
  * the listener and docs/relay.md agree.

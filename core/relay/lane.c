@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/lane.c: one destination's relay pass (see relay/lane.h).
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/lane.h: one destination's relay pass, usable without threads.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/listener.c: LISTEN/NOTIFY wake-ups and the unknown-destination
  * sweep (see relay/listener.h).

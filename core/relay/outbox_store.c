@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/outbox_store.c: the relay's statements (see outbox_store.h and
  * docs/relay.md, "The SQL").

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/outbox_store.h: the relay's SQL on outbox.outbox_events (docs/relay.md).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/publisher.c: the "sqs", "null" and "fake" publishers (see publisher.h).
  */

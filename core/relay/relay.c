@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/relay.c: the relay's threads: one per destination lane, plus the
  * listener (relay/listener.c).  The pass itself is in relay/lane.c.

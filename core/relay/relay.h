@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * relay/relay.h: the only path from the outbox to SQS (docs/relay.md).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * outbox/plugin.h: the handler plugin ABI of outboxd.
  *

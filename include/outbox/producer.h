@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * outbox/producer.h: liboutbox, the producer side of outboxd.
  *

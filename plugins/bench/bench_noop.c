@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * bench_noop.c: the handler of outbox-bench and outbox-faultbench.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * llm_client.c: OpenAI-compatible chat completions over libcurl (see
  * llm_client.h for the contract and the error classification).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * llm_client.h: a small OpenAI-compatible chat-completions client shared by
  * the news_llm and explanation plugins.

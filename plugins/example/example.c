@@ -1,7 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * example.c: a complete outboxd handler plugin that does nothing useful.
  *
  * Copy this file to start your own plugin.  Build it out of tree with
+ * the Makefile installed next to it (in the documentation's examples/
+ * directory), or by hand:
  *
  *   cc $(pkg-config --cflags outboxd-plugin) -fPIC -shared \
  *      -o myplugin.so myplugin.c $(pkg-config --libs jansson)

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * price_trigger.c: the price-move trigger plugin (docs/price-path.md).
  *

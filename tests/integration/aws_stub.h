@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws_stub.h: start and stop tests/harness/http-stub.mjs, and make an AWS
  * client that talks to a given endpoint.  Header-only (static) because

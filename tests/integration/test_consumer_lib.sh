@@ -12,7 +12,9 @@
 #   wait_for SECONDS CMD...         polls CMD every 0.2 s until it succeeds
 #   event_body CONNINFO JOB_ID [GEN] the outbox body of a job's event
 
-EP=$OUTBOX_TEST_AWS_ENDPOINT
+# Empty without the services: the tests that source this call require_aws
+# right after, and set -u must not stop them before that.
+EP=${OUTBOX_TEST_AWS_ENDPOINT:-}
 
 sqs() {
 	curl -fsS -X POST "$EP/" -H 'Content-Type: application/x-amz-json-1.0' \

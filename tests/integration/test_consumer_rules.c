@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_consumer_rules.c: message parsing and the rule choice of spec
  * section 4 (core/consumer/message.c), without services.

@@ -11,9 +11,20 @@ if ! command -v node >/dev/null; then
 fi
 STUB="$OUTBOX_SRCDIR/tests/harness/llm-stub.mjs"
 stub_pids=()
-trap 'for p in "${stub_pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$TEST_TMP"' EXIT
+stop_stubs() {
+	local rc=$? p
+	for p in "${stub_pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$TEST_TMP"
+	exit "$rc"
+}
+trap stop_stubs EXIT
 
-# start_stub OUT [ARGS...]: starts a stub, waits for its port, prints it.
+# start_stub OUT [ARGS...]: starts a stub, waits for its port, sets PORT.
+# Not called in a command substitution: its subshell would record the PID
+# in a copy of stub_pids and the trap would kill nothing.
 start_stub() {
 	local out=$1
 	shift
@@ -21,7 +32,7 @@ start_stub() {
 	stub_pids+=($!)
 	for _ in $(seq 1 100); do
 		if grep -q '^listening ' "$out"; then
-			sed -n 's/^listening //p' "$out"
+			PORT=$(sed -n 's/^listening //p' "$out")
 			return 0
 		fi
 		sleep 0.05 # polling for start-up, not hiding a race
@@ -30,8 +41,8 @@ start_stub() {
 	return 1
 }
 
-port=$(start_stub "$TEST_TMP/stub.out")
-url="http://127.0.0.1:$port"
+start_stub "$TEST_TMP/stub.out"
+url="http://127.0.0.1:$PORT"
 
 check "GET /health answers and names the stub" \
 	bash -c "curl -fsS '$url/health' | grep -q '\"stub\":\"stub-llm\"'"
@@ -98,8 +109,8 @@ check "the stats count every chat request" test "$(requests)" = $((before + 3))
 
 # Fault script from --script FILE at start-up.
 printf '429\nsleep 200\n' >"$TEST_TMP/script"
-port2=$(start_stub "$TEST_TMP/stub2.out" --script "$TEST_TMP/script")
-url="http://127.0.0.1:$port2"
+start_stub "$TEST_TMP/stub2.out" --script "$TEST_TMP/script"
+url="http://127.0.0.1:$PORT"
 check "--script FILE: first request gets 429" test "$(post)" = 429
 check "--script FILE: sleep then a normal answer" test "$(post)" = 200
 

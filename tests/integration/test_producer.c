@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_producer.c: liboutbox against a real PostgreSQL.
  *

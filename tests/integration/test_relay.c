@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_relay.c: the relay against a real PostgreSQL and fauxqs.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_relay_backoff.c: the relay's delay schedule (core/relay/backoff.h),
  * which must match what the mark statement writes (docs/relay.md).

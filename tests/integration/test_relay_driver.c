@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_relay_driver.c: the relay as a process, for the shell tests:
  *   test_relay_driver -c relay.ini [--publisher sqs|null|fake]

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_s3.c: the S3 client against fauxqs (OUTBOX_TEST_AWS_ENDPOINT) and,
  * for the conditional-write answers fauxqs does not give (it ignores

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_sigv4_server.c: requests signed by core/sigv4 and sent with libcurl
  * to tests/harness/sigv4-server.mjs, which checks them with its own SigV4

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_sqs.c: the SQS client against fauxqs (OUTBOX_TEST_AWS_ENDPOINT) and
  * against tests/harness/http-stub.mjs for the answers fauxqs never gives

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /* ABI fixture "bad_magic": well formed except for the wrong magic number. */
 #include <stddef.h>
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * fixture.h: shared pieces of the ABI fixtures.  Each fixture differs from
  * a well-formed plugin in exactly one way, so the loader's refusal can only

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ABI fixture "good": a well-formed plugin with one option of every type.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ABI fixture "init_fails": init() allocates its instance, then fails.  The
  * host must still call destroy() once; destroy() frees the instance (a leak

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ABI fixture "missing_symbol": a well-formed descriptor behind a misspelt
  * entry point, so the .so exports no outbox_plugin_describe at all.

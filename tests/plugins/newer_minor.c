@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /* ABI fixture "newer_minor": well formed except for a minor version newer than the host's. */
 #include <stddef.h>
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * recorder.c: a test plugin the consumer tests steer through plugin.*
  * options.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /* ABI fixture "retry": execute() always reports a transient failure. */
 #include "fixture.h"
 

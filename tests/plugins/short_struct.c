@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /* ABI fixture "short_struct": well formed except for a struct_size smaller than ABI 1.0's descriptor. */
 #include <stddef.h>
 

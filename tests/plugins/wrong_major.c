@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /* ABI fixture "wrong_major": well formed except for a major version this host does not speak. */
 #include <stddef.h>
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_artifact.c: bars validation, the canonical artifact, its key and
  * the timestamp parser (core/price/artifact.c).

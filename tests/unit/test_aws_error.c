@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_aws_error.c: the AWS error classifier and parsers, table-driven,
  * plus the pre-send SQS body validator and endpoint/region resolution.

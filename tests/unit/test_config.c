@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_config.c: relay.ini parsing (core/config/config.c).
  *
@@ -168,6 +170,7 @@ static void test_sample(void **state)
 	assert_string_equal(news->plugin_options[2].key, "api_key_env");
 	assert_string_equal(news->plugin_options[2].value, "OPENAI_API_KEY");
 	assert_int_equal(cfg_find_destination(cfg, "price")->n_plugin_options, 0);
+	assert_null(cfg->outboxd.plugin_path); /* commented out: the packaged directory */
 	cfg_free(cfg);
 }
 
@@ -386,6 +389,56 @@ static void test_size_limits(void **state)
 	free(line);
 }
 
+/* [outboxd] plugin_path: kept as written; unset means the packaged directory. */
+static void test_plugin_path(void **state)
+{
+	struct cfg *cfg = load_fixture_ok("plugin_path_ok");
+
+	(void)state;
+	assert_string_equal(cfg->outboxd.plugin_path,
+			    "/usr/local/lib/outboxd/plugins:/usr/lib/outboxd/plugins");
+	cfg_free(cfg);
+	cfg = load_fixture_ok("defaults");
+	assert_null(cfg->outboxd.plugin_path);
+	cfg_free(cfg);
+}
+
+/*
+ * cfg_load_partial (--check-config): the same errors as cfg_load, and the
+ * file's destinations all the same, so their plugins can be checked in
+ * the same pass; a refused key keeps its default.
+ */
+static void test_load_partial(void **state)
+{
+	char *path = fixture_path("plugin_path", ".ini");
+	char *expected_path = fixture_path("plugin_path", ".expected");
+	char *expected = read_file(expected_path);
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+	char *got;
+
+	(void)state;
+	assert_int_equal(cfg_load_partial(path, &cfg, &errs), -1);
+	assert_non_null(cfg);
+	got = join_errors(&errs);
+	assert_string_equal(got, expected);
+	assert_int_equal(cfg->n_destinations, 1);
+	assert_string_equal(cfg->destinations[0].plugin, "news_llm");
+	assert_null(cfg->destinations[0].queue_url);
+	assert_null(cfg->outboxd.plugin_path);
+	cfg_free(cfg);
+	cfg_errors_free(&errs);
+	cfg = (struct cfg *)1;
+	assert_int_equal(cfg_load_partial(FIXTURE_DIR "no-such-file.ini", &cfg, &errs), -1);
+	assert_null(cfg);
+	assert_int_equal(cfg_errors_count(&errs), 1);
+	cfg_errors_free(&errs);
+	free(got);
+	free(expected);
+	free(expected_path);
+	free(path);
+}
+
 #define ERROR_FIXTURE(name) { #name, test_error_fixture, NULL, NULL, (void *)#name }
 
 int main(void)
@@ -399,6 +452,8 @@ int main(void)
 		cmocka_unit_test(test_errors_accumulate),
 		cmocka_unit_test(test_plugin_option_error),
 		cmocka_unit_test(test_errors_print),
+		cmocka_unit_test(test_plugin_path),
+		cmocka_unit_test(test_load_partial),
 		ERROR_FIXTURE(missing_queue_url),
 		ERROR_FIXTURE(unknown_key),
 		ERROR_FIXTURE(bad_number),
@@ -417,6 +472,7 @@ int main(void)
 		ERROR_FIXTURE(pasted_secret),
 		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_size_limits),
+		ERROR_FIXTURE(plugin_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

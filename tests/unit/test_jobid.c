@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_jobid.c: canonical JSON, job ids and event ids (docs/identifiers.md).
  */

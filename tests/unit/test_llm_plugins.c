@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_llm_plugins.c: the news_llm and explanation plugins (built .so files
  * from OUTBOX_PLUGIN_DIR) driven through a mock host table, against the

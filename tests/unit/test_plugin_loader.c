@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_plugin_loader.c: the real loader against the ABI fixtures in
  * tests/plugins/ (built into the build's .libs), with mock host services

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_price_trigger.c: the price_trigger plugin against a mock host (a unit test: no services).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_sigv4.c: the SigV4 signer against AWS's test suite (every case folder
  * in the vectors directory, byte for byte) plus direct tests of the rules the
