@@ -5,12 +5,14 @@
 #   2. starts a throwaway PostgreSQL 15 (as the postgres user) and fauxqs,
 #      each on a free 127.0.0.1 port
 #   3. builds and runs `make check`, the unit tests again under valgrind,
-#      everything again under ASan+UBSan, then `make distcheck`
+#      everything again under ASan+UBSan, the fuzz targets for a bounded
+#      time each, then `make distcheck`
 #   4. stops what it started, whatever happened, and fails if any process
 #      it started is still running then (tests/harness/leftovers.sh)
 #
 # OUTBOX_SKIP_INSTALL=1 skips step 1; OUTBOX_SKIP_VALGRIND=1,
-# OUTBOX_SKIP_SANITIZE=1 and OUTBOX_SKIP_DISTCHECK=1 skip those passes.
+# OUTBOX_SKIP_SANITIZE=1, OUTBOX_SKIP_FUZZ=1 and OUTBOX_SKIP_DISTCHECK=1 skip
+# those passes; OUTBOX_FUZZ_SECONDS sets the time per fuzz target (20).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -99,6 +101,16 @@ if [ "${OUTBOX_SKIP_SANITIZE:-0}" != 1 ]; then
 	run_build "$top/_build-asan" \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined"
+fi
+
+if [ "${OUTBOX_SKIP_FUZZ:-0}" != 1 ]; then
+	echo "== fuzz targets, ${OUTBOX_FUZZ_SECONDS:-20} s each (tests/fuzz/run-fuzzers.sh)"
+	mkdir -p "$top/_build-fuzz"
+	(cd "$top/_build-fuzz" && "$top/configure" --enable-fuzzing CC=clang >configure.out 2>&1) || {
+		cat "$top/_build-fuzz/configure.out"; exit 1; }
+	make -C "$top/_build-fuzz" -j"$jobs" fuzz >"$top/_build-fuzz/build.out" 2>&1 || {
+		tail -n 60 "$top/_build-fuzz/build.out"; exit 1; }
+	bash "$top/tests/fuzz/run-fuzzers.sh" "$top/_build-fuzz" "${OUTBOX_FUZZ_SECONDS:-20}"
 fi
 
 if [ "${OUTBOX_SKIP_DISTCHECK:-0}" != 1 ]; then
