@@ -60,17 +60,18 @@ static int enqueue(PGconn *conn, const char *job_type, const char *destination,
                    const json_t *identity, const json_t *payload, const char *traceparent,
                    struct outbox_enqueued *out, char *err, size_t errlen)
 {
-	char *canonical = outbox_canonical_json(identity);
-	char *payload_text = json_dumps(payload, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	/* Any JSON value goes to the database, which names what is wrong with it. */
+	char *identity_text = json_dumps(identity, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	char *payload_text = json_dumps(payload, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
 	PGresult *res = NULL;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (canonical == NULL || payload_text == NULL) {
-		snprintf(err, errlen, "job identity must be a JSON object and payload an object or array");
+	if (identity_text == NULL || payload_text == NULL) {
+		snprintf(err, errlen, "job identity and payload must be JSON values");
 		goto out;
 	}
-	const char *params[5] = {job_type, destination, canonical, payload_text, traceparent};
+	const char *params[5] = {job_type, destination, identity_text, payload_text, traceparent};
 	res = PQexecParams(conn, enqueue_sql, 5, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		set_pq_error(conn, res, "enqueue the job", err, errlen);
@@ -80,7 +81,7 @@ static int enqueue(PGconn *conn, const char *job_type, const char *destination,
 out:
 	PQclear(res);
 	free(payload_text);
-	free(canonical);
+	free(identity_text);
 	return rc;
 }
 
