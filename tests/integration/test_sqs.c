@@ -122,14 +122,18 @@ static void test_batch_roundtrip(void **state)
 	struct sqs_messages lists[20];
 	char ids[SQS_MAX_BATCH_ENTRIES][24];
 	char bodies[SQS_MAX_BATCH_ENTRIES][64];
+	static const char trace[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 	struct aws_result res;
 	size_t k = 0;
+	int n;
 
 	memset(lists, 0, sizeof(lists));
 	for (int i = 0; i < SQS_MAX_BATCH_ENTRIES; i++) {
 		snprintf(ids[i], sizeof(ids[i]), "e%d", i);
 		snprintf(bodies[i], sizeof(bodies[i]), "{\"n\":%d,\"s\":\"caf\xc3\xa9 \\\"q\\\"\"}", i);
-		e[i] = (struct sqs_send_entry){ids[i], bodies[i], strlen(bodies[i]), NULL};
+		/* even entries carry a trace context as a message attribute */
+		e[i] = (struct sqs_send_entry){ids[i], bodies[i], strlen(bodies[i]),
+		                               i % 2 ? NULL : trace};
 	}
 	assert_int_equal(sqs_send_message_batch(fx.sqs, fx.queue_url, e, 10, r, &res), 0);
 	for (int i = 0; i < 10; i++) {
@@ -146,6 +150,11 @@ static void test_batch_roundtrip(void **state)
 			assert_true(m->sent_timestamp_ms > 0);
 			assert_non_null(json_object_get(m->attributes, "ApproximateFirstReceiveTimestamp"));
 			assert_non_null(strstr(m->body, "caf\xc3\xa9 \\\"q\\\""));
+			assert_int_equal(sscanf(m->body, "{\"n\":%d", &n), 1);
+			if (n % 2 == 0)
+				assert_string_equal(sqs_message_traceparent(m), trace);
+			else
+				assert_null(sqs_message_traceparent(m));
 			snprintf(ids[k], sizeof(ids[k]), "h%zu", k);
 			h[k] = (struct sqs_handle_entry){ids[k], m->receipt_handle, 120};
 			k++;
