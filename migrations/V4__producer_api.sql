@@ -62,6 +62,9 @@ DECLARE
     whole text;
     frac text;
 BEGIN
+    IF value ~ '^-?[0-9]{1,18}$' THEN
+        RETURN value::bigint::text; -- every such integer fits in 64 bits
+    END IF;
     IF value ~ '^-?[0-9]+$' THEN
         n := value::numeric;
         IF n < -9223372036854775808 OR n > 9223372036854775807 THEN
@@ -104,18 +107,25 @@ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
 DECLARE
     out text;
     dup text;
+    has_dup boolean;
 BEGIN
     CASE json_typeof(value)
     WHEN 'object' THEN
-        SELECT key INTO dup FROM json_each(value) GROUP BY key HAVING count(*) > 1 LIMIT 1;
-        IF dup IS NOT NULL THEN
+        -- scalars inline: a call of canonical_json() per member would double the cost
+        SELECT '{' || coalesce(string_agg(outbox.json_quote(e.key) || ':' || CASE json_typeof(e.value)
+                   WHEN 'string' THEN outbox.json_quote(e.value #>> '{}')
+                   WHEN 'number' THEN outbox.json_number(e.value::text)
+                   WHEN 'boolean' THEN e.value::text
+                   WHEN 'null' THEN 'null'
+                   ELSE outbox.canonical_json(e.value) END, ',' ORDER BY e.ord), '')
+               || '}',
+               count(*) <> count(DISTINCT e.key)
+          INTO out, has_dup FROM json_each(value) WITH ORDINALITY AS e(key, value, ord);
+        IF has_dup THEN
+            SELECT key INTO dup FROM json_each(value) GROUP BY key HAVING count(*) > 1 LIMIT 1;
             RAISE EXCEPTION 'duplicate member "%" in a JSON object', dup
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        SELECT '{' || coalesce(string_agg(outbox.json_quote(e.key) || ':'
-                                          || outbox.canonical_json(e.value), ',' ORDER BY e.ord), '')
-               || '}'
-          INTO out FROM json_each(value) WITH ORDINALITY AS e(key, value, ord);
     WHEN 'array' THEN
         SELECT '[' || coalesce(string_agg(outbox.canonical_json(e.value), ',' ORDER BY e.ord), '')
                || ']'
