@@ -176,9 +176,10 @@ BEGIN
     IF enqueue.job_type IS NULL OR enqueue.job_type = '' THEN
         RAISE EXCEPTION 'job type must not be empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- event ids are at most 127 bytes (liboutbox's OUTBOX_EVENT_ID_MAX)
-    IF octet_length(enqueue.job_type) > 60 THEN
-        RAISE EXCEPTION 'job type "%" is longer than 60 bytes', enqueue.job_type
+    -- event ids ("type:job_id:generation") must fit in liboutbox's 128 bytes
+    -- (OUTBOX_EVENT_ID_MAX) for every generation up to 2147483647
+    IF octet_length(enqueue.job_type) > 50 THEN
+        RAISE EXCEPTION 'job type "%" is longer than 50 bytes', left(enqueue.job_type, 60) || '...'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF enqueue.destination IS NULL OR enqueue.destination = '' THEN
@@ -223,7 +224,7 @@ BEGIN
         || CASE WHEN enqueue.window_generation IS NULL THEN ''
                 ELSE ',"window_generation":' || enqueue.window_generation END
         || '}';
-    -- With the type at most 60 bytes and the destination at most 40, the
+    -- With the type at most 50 bytes and the destination at most 40, the
     -- body stays under 400 bytes: far below SQS's 1 MiB (docs/relay.md,
     -- OVERSIZE), so no job enqueued here can die as OVERSIZE.  The payload
     -- is not in the message: the handler reads it from the job row.

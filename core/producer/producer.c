@@ -47,7 +47,8 @@ static int read_enqueued(const PGresult *res, int col, struct outbox_enqueued *o
 	const char *event_id = PQgetvalue(res, 0, col + 1);
 
 	if (strlen(job_id) != OUTBOX_JOB_ID_LEN || strlen(event_id) >= sizeof(out->event_id)) {
-		snprintf(err, errlen, "the database returned an unexpected job id \"%s\"", job_id);
+		snprintf(err, errlen, "outbox.enqueue() returned unexpected ids \"%s\" \"%s\"", job_id,
+		         event_id);
 		return -1;
 	}
 	memcpy(out->job_id, job_id, OUTBOX_JOB_ID_LEN + 1);

@@ -299,9 +299,9 @@ static void test_bad_input_is_refused_at_enqueue(void **state)
 	expect_refused(conn, "SELECT * FROM outbox.enqueue(job_type => 't', destination => 'd',"
 	               " identity => '{\"k\":18446744073709551616}', payload => '{}')",
 	               "out of range for a 64-bit integer");
-	expect_refused(conn, "SELECT * FROM outbox.enqueue(job_type => repeat('t', 61),"
+	expect_refused(conn, "SELECT * FROM outbox.enqueue(job_type => repeat('t', 51),"
 	               " destination => 'd', identity => '{\"k\":1}', payload => '{}')",
-	               "is longer than 60 bytes");
+	               "is longer than 50 bytes");
 	expect_refused(conn, "SELECT * FROM outbox.enqueue(job_type => 't', destination => 'd',"
 	               " identity => '{\"k\":1}', payload => '{}', traceparent => 'nope')",
 	               "invalid traceparent \"nope\"");
