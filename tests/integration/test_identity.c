@@ -9,7 +9,8 @@
  * random bits, nesting, arbitrary key order) go to PostgreSQL in two
  * different spellings each; both must come back as jansson's text and id.
  * Then outbox.enqueue() refuses what it must, naming the problem, and
- * writes nothing.
+ * writes nothing, and outbox.confirm_price_window() does the price path in
+ * the caller's transaction, as a worker in another language calls it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -342,6 +343,78 @@ static void test_same_identity_other_type_is_refused(void **state)
 	PQfinish(conn);
 }
 
+/* One confirm_price_window() call; returns "generation|corrected|created|job_id". */
+static char *confirm(PGconn *conn, const char *start, const char *sha, int backfill)
+{
+	const char *params[3] = {start, sha, backfill ? "true" : "false"};
+	PGresult *res = PQexecParams(conn,
+		"SELECT generation || '|' || corrected || '|' || coalesce(created::text, '-') || '|'"
+		"       || coalesce(job_id, '-')"
+		"  FROM outbox.confirm_price_window(destination => 'price', symbol => 'NVDA',"
+		"       window_start => $1::timestamptz, artifact_key => 'bars/' || $2,"
+		"       artifact_sha256 => $2, backfill => $3::boolean)", 3, NULL, params, NULL, NULL, 0);
+	char *out;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		fail_msg("confirm_price_window: %s", PQresultErrorMessage(res));
+	out = strdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return out;
+}
+
+static void expect_confirm(PGconn *conn, const char *start, const char *sha, int backfill,
+                           const char *want_prefix, const char *want_job)
+{
+	char *got = confirm(conn, start, sha, backfill);
+	size_t n = strlen(want_prefix);
+
+	if (strncmp(got, want_prefix, n) != 0 || strcmp(got + n, want_job) != 0)
+		fail_msg("confirm %s %s: got %s, wanted %s%s", start, sha, got, want_prefix, want_job);
+	free(got);
+}
+
+static void test_price_window_in_sql(void **state)
+{
+	static const char a[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	static const char b[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+	PGconn *conn = testdb_connect(conninfo);
+	json_t *id1 = json_pack("{s:s, s:s, s:s, s:i}", "type", "price", "symbol", "NVDA",
+	                        "window_start", "2026-11-27T14:35:00Z", "generation", 1);
+	json_t *id2 = json_pack("{s:s, s:s, s:s, s:i}", "type", "price", "symbol", "NVDA",
+	                        "window_start", "2026-11-27T14:35:00Z", "generation", 2);
+	char *c1 = outbox_canonical_json(id1), *c2 = outbox_canonical_json(id2);
+	char j1[OUTBOX_JOB_ID_LEN + 1], j2[OUTBOX_JOB_ID_LEN + 1];
+
+	outbox_job_id(c1, j1);
+	outbox_job_id(c2, j2);
+	testdb_exec(conn, "TRUNCATE outbox.outbox_events, outbox.jobs, outbox.price_windows");
+	/* the worker's transaction rolls back: no window, no job, no event */
+	testdb_exec(conn, "BEGIN");
+	expect_confirm(conn, "2026-11-27 23:35:00.25+09", a, 0, "1|false|true|", j1);
+	testdb_exec(conn, "ROLLBACK");
+	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.price_windows"), 0);
+	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.jobs"), 0);
+	/* committed; then the same artifact again is a no-op with the same job */
+	expect_confirm(conn, "2026-11-27T14:35:00Z", a, 0, "1|false|true|", j1);
+	expect_confirm(conn, "2026-11-27T14:35:00Z", a, 0, "1|false|false|", j1);
+	/* a correction: generation 2, a new job tied to the window */
+	expect_confirm(conn, "2026-11-27T14:35:00Z", b, 0, "2|true|true|", j2);
+	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.jobs WHERE window_symbol = 'NVDA'"
+	                                     " AND window_start = '2026-11-27T14:35:00Z'"
+	                                     " AND window_generation = 2 AND payload->>'artifact_sha256' = '"
+	                                     "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'"), 1);
+	/* a backfill writes the window only */
+	expect_confirm(conn, "2026-11-27T14:40:00Z", a, 1, "1|false|-|", "-");
+	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.price_windows"), 2);
+	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.jobs"), 2);
+	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.outbox_events"), 2);
+	free(c1);
+	free(c2);
+	json_decref(id1);
+	json_decref(id2);
+	PQfinish(conn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_other_spellings_of_one_number),
 		cmocka_unit_test(test_bad_input_is_refused_at_enqueue),
 		cmocka_unit_test(test_same_identity_other_type_is_refused),
+		cmocka_unit_test(test_price_window_in_sql),
 	};
 
 	testdb_require();
