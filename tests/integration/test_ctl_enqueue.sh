@@ -99,6 +99,16 @@ rc=0
 ctl enqueue --type order --destination news "$TEST_TMP/missing.jsonl" 2>"$TEST_TMP/l3.err" || rc=$?
 check "missing file: exit 1, named" test "$rc" -eq 1 -a -n "$(grep 'could not open' "$TEST_TMP/l3.err")"
 
+# a line over 16 MiB and a line with a NUL byte: refused by line, the rest go on
+{ printf '{"identity":{"order":7},"payload":{"pad":"'; head -c 16777216 /dev/zero | tr '\0' x; printf '"}}\n'
+  printf '{"identity":{"order":8},"payload":{}}\0\n'
+  printf '{"identity":{"order":9},"payload":{}}\n'; } >"$TEST_TMP/limits.jsonl"
+rc=0
+ctl enqueue --type order --destination news "$TEST_TMP/limits.jsonl" >/dev/null 2>"$TEST_TMP/l4.err" || rc=$?
+check "over-long line refused by line" grep -q 'limits.jsonl:1: job is too large (more than 16777216 bytes on one line)' "$TEST_TMP/l4.err"
+check "NUL byte refused by line" grep -q 'limits.jsonl:2: line contains a NUL byte' "$TEST_TMP/l4.err"
+check "the good line after them is enqueued" test "$rc $(rows)" = "1 6/6"
+
 # enqueue-news still works (it shares the JSON-lines loop)
 printf '%s\n' '{"source":"s","url":"https://example.com/x","published_at":"2026-11-30T09:00:00Z","title":"t","body":"b"}' |
 	ctl enqueue-news - >"$TEST_TMP/n.out" 2>/dev/null
