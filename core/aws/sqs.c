@@ -322,6 +322,21 @@ static void init_pending(struct sqs_entry_result *results, size_t n)
 }
 
 /* Validates bodies into results and returns the JSON entries to send. */
+/* What the traceparent attribute adds to a message's size: SQS counts
+ * every attribute's name, type and value. */
+static size_t trace_attribute_bytes(const char *traceparent)
+{
+	return traceparent ? strlen("traceparent") + strlen("String") + strlen(traceparent) : 0;
+}
+
+const char *sqs_message_traceparent(const struct sqs_message *m)
+{
+	const json_t *v = json_object_get(json_object_get(m->message_attributes, "traceparent"),
+	                                  "StringValue");
+
+	return json_string_value(v);
+}
+
 static json_t *send_entries_json(const struct sqs_send_entry *entries, size_t n,
                                  struct sqs_entry_result *results, size_t *total)
 {
@@ -334,10 +349,14 @@ static json_t *send_entries_json(const struct sqs_send_entry *entries, size_t n,
 			entry_fail(&results[i], vr.klass, true, vr.code, vr.message);
 			continue;
 		}
-		*total += entries[i].body_len;
+		*total += entries[i].body_len + trace_attribute_bytes(entries[i].traceparent);
 		json_t *body = json_stringn(entries[i].body, entries[i].body_len);
-		if (json_array_append_new(arr, json_pack("{s:s, s:o?}", "Id", entries[i].id,
-		                                         "MessageBody", body)) < 0) {
+		json_t *attrs = entries[i].traceparent == NULL ? NULL :
+			json_pack("{s:{s:s, s:s}}", "traceparent", "DataType", "String",
+			          "StringValue", entries[i].traceparent);
+		if (json_array_append_new(arr, json_pack("{s:s, s:o?, s:o?}", "Id", entries[i].id,
+		                                         "MessageBody", body,
+		                                         "MessageAttributes", attrs)) < 0) {
 			json_decref(arr);
 			return NULL;
 		}

@@ -45,6 +45,7 @@ struct sqs_send_entry {
 	const char *id;   /* [A-Za-z0-9_-]{1,80}, distinct within the batch */
 	const char *body; /* need not be NUL-terminated */
 	size_t body_len;
+	const char *traceparent; /* NULL, or sent as the String message attribute "traceparent" */
 };
 
 /* One ChangeMessageVisibilityBatch / DeleteMessageBatch entry; borrowed. */
@@ -115,6 +116,9 @@ int sqs_receive_message(struct aws_http *c, const char *queue_url,
                         const struct sqs_receive_options *opts, struct sqs_messages *out,
                         struct aws_result *res) OUTBOX_MUSTCHECK;
 void sqs_messages_free(struct sqs_messages *m);
+
+/* The String message attribute "traceparent" of m (borrowed), or NULL. */
+const char *sqs_message_traceparent(const struct sqs_message *m);
 
 int sqs_delete_message(struct aws_http *c, const char *queue_url, const char *receipt_handle,
                        struct aws_result *res) OUTBOX_MUSTCHECK;

@@ -278,7 +278,7 @@ static void execute(struct batch *b, struct bjob *j)
 	                             j->claim.redrive_generation};
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
-	j->v = plugin_instance_execute(w->inst, &j->job, &result);
+	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
 	j->executed = true;
 }

@@ -381,7 +381,7 @@ static void run_claimed(struct run *r, const char *payload)
 		begin_heartbeat(r, handles);
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
-	v = plugin_instance_execute(w->inst, &r->job, &result);
+	v = plugin_instance_execute_traced(w->inst, &r->job, sqs_message_traceparent(r->m), &result);
 	complete(r, v, msg, result.output);
 	json_decref(result.output);
 	json_decref(payload_json);

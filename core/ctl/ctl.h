@@ -49,6 +49,7 @@ void ctl_error(const char *fmt, ...) OUTBOX_PRINTF(1, 2);
 /* Commands: each returns an exit code.  argv[0] is the command name. */
 int cmd_migrate(struct ctl *ctl, int argc, char **argv);
 int cmd_enqueue_news(struct ctl *ctl, int argc, char **argv);
+int cmd_enqueue(struct ctl *ctl, int argc, char **argv);         /* cmd_enqueue.c */
 int cmd_status(struct ctl *ctl, int argc, char **argv);
 int cmd_create_queues(struct ctl *ctl, int argc, char **argv);   /* cmd_create_queues.c */
 int cmd_dead(struct ctl *ctl, int argc, char **argv);            /* cmd_dead.c */

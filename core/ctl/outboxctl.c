@@ -25,6 +25,9 @@ struct command {
 
 static const struct command commands[] = {
 	{"migrate", cmd_migrate, "migrate [--dir DIR]"},
+	{"enqueue", cmd_enqueue,
+	 "enqueue --type T --destination D --identity JSON --payload JSON [--traceparent TP]\n"
+	 "                [--type T] [--destination D] FILE|-"},
 	{"enqueue-news", cmd_enqueue_news, "enqueue-news [--destination D] FILE|-"},
 	{"status", cmd_status, "status [--json]"},
 	{"create-queues", cmd_create_queues, "create-queues [--json]"},

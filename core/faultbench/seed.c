@@ -27,7 +27,7 @@ static void direct_child(struct fb *fb, struct fb_dest *d, size_t i, void *arg)
 	struct publisher *pub = NULL;
 	char identity[256], err[512], body[160];
 	const char *params[2] = {identity, d->name};
-	struct sqs_send_entry e = {"e0", body, 0};
+	struct sqs_send_entry e = {"e0", body, 0, NULL};
 	struct sqs_entry_result result;
 	struct aws_result res;
 	PGresult *r;

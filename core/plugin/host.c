@@ -11,6 +11,7 @@
 #include "plugin/host.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,28 @@ void plugin_call_enter(const struct outbox_ctx *ctx, const char *job_id,
 void plugin_call_leave(const struct plugin_call_state *saved)
 {
 	current = *saved;
+}
+
+static _Thread_local char trace[OUTBOX_TRACEPARENT_LEN + 1];
+
+static bool traceparent_valid(const char *s)
+{
+	if (strlen(s) != OUTBOX_TRACEPARENT_LEN)
+		return false;
+	for (size_t i = 0; i < OUTBOX_TRACEPARENT_LEN; i++) {
+		bool dash = i == 2 || i == 35 || i == 52;
+		if (dash ? s[i] != '-' : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+void plugin_call_set_trace(const char *traceparent)
+{
+	if (traceparent != NULL && traceparent_valid(traceparent))
+		memcpy(trace, traceparent, OUTBOX_TRACEPARENT_LEN + 1);
+	else
+		trace[0] = '\0';
 }
 
 static void set_err(char *err, size_t errlen, const char *what)
@@ -63,8 +86,10 @@ static void host_log(struct outbox_ctx *ctx, enum outbox_log_level level,
 	}
 	/* The job id is only known while this thread is inside a call for ctx. */
 	const char *job = current.ctx == ctx ? current.job_id : NULL;
-	log_write(lvl, "%s dest=%s plugin=%s%s%s", msg, ctx->destination, ctx->plugin,
-	          job != NULL ? " job=" : "", job != NULL ? job : "");
+	const char *tp = job != NULL && trace[0] != '\0' ? trace : NULL;
+	log_write(lvl, "%s dest=%s plugin=%s%s%s%s%s", msg, ctx->destination, ctx->plugin,
+	          job != NULL ? " job=" : "", job != NULL ? job : "",
+	          tp != NULL ? " traceparent=" : "", tp != NULL ? tp : "");
 }
 
 static const struct plugin_option_value *typed_option(struct outbox_ctx *ctx,

@@ -76,6 +76,9 @@ const struct outbox_host *plugin_host_table(void);
  * saves the previous state in *saved; plugin_call_leave() restores it.
  * job_id and tx are borrowed for the duration of the call (may be NULL).
  */
+/* "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>" */
+#define OUTBOX_TRACEPARENT_LEN 55
+
 struct plugin_call_state {
 	const struct outbox_ctx *ctx;
 	const char *job_id;
@@ -85,5 +88,13 @@ struct plugin_call_state {
 void plugin_call_enter(const struct outbox_ctx *ctx, const char *job_id,
                        struct outbox_tx *tx, struct plugin_call_state *saved);
 void plugin_call_leave(const struct plugin_call_state *saved);
+
+/*
+ * The W3C trace context of the job this thread runs next, shown as
+ * "traceparent=..." in the lines a plugin logs inside calls until it is
+ * set again (NULL: none).  Copied; anything but a well-formed
+ * "vv-<32 hex>-<16 hex>-ff" is ignored, so a message cannot forge log text.
+ */
+void plugin_call_set_trace(const char *traceparent);
 
 #endif

@@ -601,6 +601,17 @@ enum outbox_verdict plugin_instance_execute(struct plugin_instance *inst,
 	return v;
 }
 
+enum outbox_verdict plugin_instance_execute_traced(struct plugin_instance *inst,
+                                                   const struct outbox_job *job,
+                                                   const char *traceparent,
+                                                   struct outbox_result *result)
+{
+	plugin_call_set_trace(traceparent);
+	enum outbox_verdict v = plugin_instance_execute(inst, job, result);
+	plugin_call_set_trace(NULL);
+	return v;
+}
+
 enum outbox_verdict plugin_instance_commit(struct plugin_instance *inst,
                                            const struct outbox_job *job,
                                            const json_t *output,

@@ -128,6 +128,17 @@ enum outbox_verdict plugin_instance_execute(struct plugin_instance *inst,
                                             struct outbox_result *result);
 
 /*
+ * plugin_instance_execute() for a job whose message carried the producer's
+ * W3C trace context: traceparent (borrowed, may be NULL) appears in every
+ * line the handler logs during the call, so the job can be followed from
+ * the producer's trace to the handler.
+ */
+enum outbox_verdict plugin_instance_execute_traced(struct plugin_instance *inst,
+                                                   const struct outbox_job *job,
+                                                   const char *traceparent,
+                                                   struct outbox_result *result);
+
+/*
  * Run commit() inside the caller's transaction tx (borrowed; the consumer's
  * own struct outbox_tx, handed back to its tx_exec/tx_enqueue services).
  * output is the borrowed reference execute() produced (may be NULL).  err

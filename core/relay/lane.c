@@ -311,7 +311,8 @@ static void send_chunk(struct relay_lane *l, struct lane_item *items, const size
 
 	for (size_t k = 0; k < n; k++) {
 		const struct lane_item *it = &items[idx[k]];
-		entries[k] = (struct sqs_send_entry){it->id, it->ev->body, it->ev->body_len};
+		entries[k] = (struct sqs_send_entry){it->id, it->ev->body, it->ev->body_len,
+		                                     it->ev->traceparent};
 	}
 	rc = publisher_send_batch(l->pub, l->queue_url, entries, n, results, &req);
 	st->requests++;

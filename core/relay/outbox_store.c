@@ -36,8 +36,9 @@ static const char claim_sql[] =
 	"  UPDATE outbox.outbox_events e"
 	"     SET claimed_by = $2, claim_until = now() + $4::integer * interval '1 second'"
 	"    FROM c WHERE e.event_id = c.event_id"
-	"  RETURNING e.event_id, e.job_id, e.body, e.attempts, e.next_attempt_at)"
-	" SELECT event_id, job_id, body, attempts FROM u ORDER BY next_attempt_at, event_id";
+	"  RETURNING e.event_id, e.job_id, e.body, e.attempts, e.next_attempt_at, e.traceparent)"
+	" SELECT event_id, job_id, body, attempts, traceparent FROM u"
+	" ORDER BY next_attempt_at, event_id";
 
 /*
  * attempts is capped at 30 in the exponent: the delay is capped by
@@ -167,6 +168,7 @@ static int claim_fill(struct outbox_claim *out, char *err, size_t errlen)
 		e->body = PQgetvalue(out->res, i, 2);
 		e->body_len = (size_t)PQgetlength(out->res, i, 2);
 		e->attempts = (int)strtol(PQgetvalue(out->res, i, 3), NULL, 10);
+		e->traceparent = PQgetisnull(out->res, i, 4) ? NULL : PQgetvalue(out->res, i, 4);
 	}
 	out->n = (size_t)rows;
 	return 0;

@@ -45,6 +45,7 @@ struct outbox_claimed_event {
 	const char *body;  /* NUL-terminated; body_len bytes */
 	size_t body_len;
 	int attempts;      /* failed attempts so far */
+	const char *traceparent; /* the producer's W3C trace context, or NULL */
 };
 
 struct outbox_claim {

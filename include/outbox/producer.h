@@ -10,6 +10,11 @@
  * together or not at all.  Enqueueing a job that already exists is a silent
  * no-op (INSERT ... ON CONFLICT DO NOTHING).
  *
+ * The functions call the SQL producer API of migration V4 (outbox.enqueue(),
+ * outbox.confirm_price_window(); docs/producers.md), so the database must be
+ * migrated (outboxctl migrate) and a job gets the same ids whichever
+ * language enqueued it.
+ *
  * Identifiers (docs/identifiers.md):
  *   job_id   = lower-case hex SHA-256 of the job's canonical JSON: a JSON
  *              object of the job type's identity fields in a fixed order,
@@ -44,9 +49,10 @@ struct outbox_enqueued {
 
 /*
  * Canonical JSON of an identity object: its members in the order given,
- * compact, UTF-8 (no \u escapes for non-ASCII).  Returns a string the caller
- * frees with free(), or NULL if identity is not an object or allocation
- * failed.
+ * compact, UTF-8 (no \u escapes for non-ASCII); byte for byte what
+ * outbox.canonical_json() computes in SQL (tests/integration/test_identity.c).
+ * Returns a string the caller frees with free(), or NULL if identity is not
+ * an object or allocation failed.
  */
 char *outbox_canonical_json(const json_t *identity);
 
@@ -73,6 +79,16 @@ int outbox_enqueue_job(struct pg_conn *conn, const char *job_type,
                        const char *destination, const json_t *identity,
                        const json_t *payload, struct outbox_enqueued *out,
                        char *err, size_t errlen);
+
+/*
+ * outbox_enqueue_job() with the producer's W3C trace context: traceparent
+ * ("00-<trace id>-<parent id>-<flags>", borrowed, may be NULL) is stored
+ * with the event and sent as the SQS message attribute "traceparent".
+ */
+int outbox_enqueue_job_traced(struct pg_conn *conn, const char *job_type,
+                              const char *destination, const json_t *identity,
+                              const json_t *payload, const char *traceparent,
+                              struct outbox_enqueued *out, char *err, size_t errlen);
 
 /*
  * Normalise an ISO 8601 timestamp ("2026-11-30T09:01:00Z",

@@ -5,7 +5,7 @@ install_deps() {
 	local pkgs=(build-essential autoconf automake libtool pkg-config
 		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libcmocka-dev
 		postgresql-15 postgresql-client-15 curl ca-certificates valgrind jq
-		clang libclang-rt-14-dev)
+		clang libclang-rt-14-dev python3 python3-psycopg2)
 	local want=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")

@@ -29,6 +29,22 @@ free_port() {
 	return 1
 }
 
+# Installs node-postgres ("pg", for tests/integration/test_producers.sh)
+# into OUTBOX_TOOLS_DIR once (npm, pinned version); tests may run in
+# parallel, hence the lock.
+NODE_PG_VERSION=8.23.1
+node_pg_install() {
+	mkdir -p "$OUTBOX_TOOLS_DIR"
+	(
+		flock 9
+		if [ -f "$OUTBOX_TOOLS_DIR/node_modules/pg/package.json" ] &&
+		   grep -q "\"version\": \"$NODE_PG_VERSION\"" "$OUTBOX_TOOLS_DIR/node_modules/pg/package.json"; then
+			exit 0
+		fi
+		cd "$OUTBOX_TOOLS_DIR" && npm install --no-audit --no-fund --silent "pg@$NODE_PG_VERSION"
+	) 9>"$OUTBOX_TOOLS_DIR/.npm-install.lock" >&2
+}
+
 # Installs fauxqs into OUTBOX_TOOLS_DIR once (npm, pinned version).
 fauxqs_install() {
 	if [ -f "$OUTBOX_TOOLS_DIR/node_modules/fauxqs/package.json" ] &&

@@ -124,14 +124,18 @@ static void test_batch_roundtrip(void **state)
 	struct sqs_messages lists[20];
 	char ids[SQS_MAX_BATCH_ENTRIES][24];
 	char bodies[SQS_MAX_BATCH_ENTRIES][64];
+	static const char trace[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 	struct aws_result res;
 	size_t k = 0;
+	int n;
 
 	memset(lists, 0, sizeof(lists));
 	for (int i = 0; i < SQS_MAX_BATCH_ENTRIES; i++) {
 		snprintf(ids[i], sizeof(ids[i]), "e%d", i);
 		snprintf(bodies[i], sizeof(bodies[i]), "{\"n\":%d,\"s\":\"caf\xc3\xa9 \\\"q\\\"\"}", i);
-		e[i] = (struct sqs_send_entry){ids[i], bodies[i], strlen(bodies[i])};
+		/* even entries carry a trace context as a message attribute */
+		e[i] = (struct sqs_send_entry){ids[i], bodies[i], strlen(bodies[i]),
+		                               i % 2 ? NULL : trace};
 	}
 	assert_int_equal(sqs_send_message_batch(fx.sqs, fx.queue_url, e, 10, r, &res), 0);
 	for (int i = 0; i < 10; i++) {
@@ -148,6 +152,11 @@ static void test_batch_roundtrip(void **state)
 			assert_true(m->sent_timestamp_ms > 0);
 			assert_non_null(json_object_get(m->attributes, "ApproximateFirstReceiveTimestamp"));
 			assert_non_null(strstr(m->body, "caf\xc3\xa9 \\\"q\\\""));
+			assert_int_equal(sscanf(m->body, "{\"n\":%d", &n), 1);
+			if (n % 2 == 0)
+				assert_string_equal(sqs_message_traceparent(m), trace);
+			else
+				assert_null(sqs_message_traceparent(m));
 			snprintf(ids[k], sizeof(ids[k]), "h%zu", k);
 			h[k] = (struct sqs_handle_entry){ids[k], m->receipt_handle, 120};
 			k++;
@@ -181,7 +190,7 @@ static void test_batch_over_limit_refused(void **state)
 
 	assert_non_null(body);
 	memset(body, 'a', len);
-	const struct sqs_send_entry e[] = {{"a", body, len}, {"b", body, len}};
+	const struct sqs_send_entry e[] = {{"a", body, len, NULL}, {"b", body, len, NULL}};
 	/* The stub would answer InvalidAction if anything were sent. */
 	assert_int_equal(sqs_send_message_batch(fx.stub, "http://x/000/nothing", e, 2, r, &res), -1);
 	assert_string_equal(res.code, "BatchRequestTooLong");
@@ -200,7 +209,7 @@ static void test_single_over_limit_permanent(void **state)
 
 	assert_non_null(body);
 	memset(body, 'a', len);
-	const struct sqs_send_entry e[] = {{"big", body, len}, {"small", "ok", 2}};
+	const struct sqs_send_entry e[] = {{"big", body, len, NULL}, {"small", "ok", 2, NULL}};
 	assert_int_equal(sqs_send_message_batch(fx.sqs, fx.queue_url, e, 2, r, &res), 0);
 	assert_false(r[0].ok);
 	assert_int_equal(r[0].klass, AWS_ERR_PERMANENT);
@@ -221,7 +230,7 @@ static void test_invalid_characters_permanent(void **state)
 {
 	struct sqs_entry_result r[1];
 	struct aws_result res;
-	const struct sqs_send_entry e[] = {{"ctl", "bad \x01 char", 11}};
+	const struct sqs_send_entry e[] = {{"ctl", "bad \x01 char", 11, NULL}};
 
 	assert_int_equal(sqs_send_message_batch(fx.stub, "http://x/000/nothing", e, 1, r, &res), 0);
 	assert_false(r[0].ok);
@@ -233,8 +242,8 @@ static void test_batch_ids_checked(void **state)
 {
 	struct sqs_entry_result r[2];
 	struct aws_result res;
-	const struct sqs_send_entry dup[] = {{"x", "1", 1}, {"x", "2", 1}};
-	const struct sqs_send_entry bad[] = {{"has space", "1", 1}};
+	const struct sqs_send_entry dup[] = {{"x", "1", 1, NULL}, {"x", "2", 1, NULL}};
+	const struct sqs_send_entry bad[] = {{"has space", "1", 1, NULL}};
 
 	assert_int_equal(sqs_send_message_batch(fx.stub, "http://x/000/nothing", dup, 2, r, &res), -1);
 	assert_string_equal(res.code, "BatchEntryIdsNotDistinct");
@@ -335,7 +344,7 @@ static void test_partial_batch(void **state)
 {
 	struct sqs_entry_result r[3];
 	struct aws_result res;
-	const struct sqs_send_entry e[] = {{"good", "g", 1}, {"bad", "b", 1}, {"busy", "u", 1}};
+	const struct sqs_send_entry e[] = {{"good", "g", 1, NULL}, {"bad", "b", 1, NULL}, {"busy", "u", 1, NULL}};
 
 	assert_int_equal(sqs_send_message_batch(fx.stub, "http://x/000/partial", e, 3, r, &res), 0);
 	assert_true(r[0].ok);

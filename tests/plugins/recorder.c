@@ -5,7 +5,8 @@
  * options.
  *
  * execute() appends "JOB_ID ATTEMPT GENERATION NOW_MS" to plugin.log_file
- * (every execution, whatever happens next), sleeps plugin.sleep_ms, then
+ * (every execution, whatever happens next), logs plugin.log_info (if not
+ * "-") at info level through the host, sleeps plugin.sleep_ms, then
  * returns:
  *   FAIL   if the job's redrive_generation < plugin.fail_before_generation
  *   RETRY  if the attempt <= plugin.retry_until_attempt
@@ -44,6 +45,7 @@ struct recorder {
 	char *commit_sql_buf;         /* owned: plugin.commit_sql_file's text */
 	const char *poison_job;
 	const char *commit_sql_job;
+	const char *log_info;
 };
 
 static const struct outbox_option options[] = {
@@ -58,6 +60,7 @@ static const struct outbox_option options[] = {
 	{"commit_sql_file", OUTBOX_OPT_STRING, "-", 0, 0, 0, "file holding commit_sql; - for none"},
 	{"commit_sql_job", OUTBOX_OPT_STRING, "-", 0, 0, 0,
 	 "job_id whose commit() alone runs commit_sql; - for every job"},
+	{"log_info", OUTBOX_OPT_STRING, "-", 0, 0, 0, "line execute() logs at info level; - for none"},
 	{"poison_job", OUTBOX_OPT_STRING, "-", 0, 0, 0,
 	 "job_id whose commit() hits an SQL error and returns OK"},
 	{NULL, 0, NULL, 0, 0, 0, NULL},
@@ -109,6 +112,7 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->log_file = host->option(ctx, "log_file");
 	r->commit_sql = host->option(ctx, "commit_sql");
 	r->poison_job = host->option(ctx, "poison_job");
+	r->log_info = host->option(ctx, "log_info");
 	r->commit_sql_job = host->option(ctx, "commit_sql_job");
 	if (strcmp(host->option(ctx, "commit_sql_file"), "-") != 0 &&
 	    read_sql_file(r, host->option(ctx, "commit_sql_file"), err, errlen) < 0)
@@ -163,6 +167,8 @@ static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *
 	struct timespec ts = {r->sleep_ms / 1000, (r->sleep_ms % 1000) * 1000000L};
 
 	log_execution(r, job);
+	if (strcmp(r->log_info, "-") != 0)
+		r->host->log(r->ctx, OUTBOX_LOG_INFO, "%s", r->log_info);
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		continue;
 	if (job->redrive_generation < r->fail_before_generation) {
