@@ -200,15 +200,7 @@ static bool sleep_until(struct maintenance *m, long long deadline_ms)
 	long long wait = deadline_ms - now_ms();
 	bool stop;
 
-	if (wait < 0)
-		wait = 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += wait / 1000;
-	ts.tv_nsec += (wait % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	monotonic_deadline(&ts, wait < 0 ? 0 : wait);
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &ts) == 0)
 		;
