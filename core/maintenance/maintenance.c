@@ -19,7 +19,7 @@
 /* Statements per class and run: a run never holds the thread for long;
  * what is left is done by the next one. */
 #define SWEEPER_MAX_BATCHES 20
-#define PRUNER_MAX_BATCHES 200
+#define PRUNER_MAX_BATCHES 50
 #define RECONNECT_MAX_MS 10000L
 
 enum task { TASK_SWEEPER, TASK_PRUNER, N_TASKS };
