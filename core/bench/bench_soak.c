@@ -256,6 +256,22 @@ static void print_soak(struct bench *b, const struct soak_tenth *t, const struct
 	free(sync);
 }
 
+/* The store prepares its statement on first use, which must not happen
+ * inside the probe's transaction (a failed statement aborts it): a first
+ * claim, outside any transaction, for a destination nobody uses. */
+static int probe_prepare(struct soak_probe *p)
+{
+	struct outbox_claim c = {0};
+	char err[512];
+	int rc = outbox_store_claim(p->conn, "outbox-bench-probe-none", "outbox-bench-probe", 10, 30,
+	                            &c, err, sizeof(err));
+
+	outbox_store_claim_free(&c);
+	if (rc < 0)
+		log_error("could not prepare the claim probe: %s", err);
+	return rc;
+}
+
 static int probe_start(struct bench *b, struct soak_probe *p)
 {
 	char err[512];
@@ -269,9 +285,12 @@ static int probe_start(struct bench *b, struct soak_probe *p)
 		log_error("could not start the claim probe: %s", p->conn == NULL ? err : "out of memory");
 		return -1;
 	}
+	if (probe_prepare(p) < 0)
+		return -1;
 	return pthread_create(&p->tid, NULL, probe_main, p) == 0 ? 0 : -1;
 }
 
+/* Joins the thread (when started) and frees what probe_start() made. */
 static void probe_stop(struct soak_probe *p, bool started)
 {
 	atomic_store(&p->stop, true);
@@ -291,7 +310,7 @@ int bench_soak_run(struct bench *b, bool json)
 	struct soak_size sz[3];
 	struct soak_probe p = {0};
 	struct daemon d;
-	bool started = false;
+	bool started;
 	int64_t t0;
 	int rc = -1;
 
@@ -307,20 +326,27 @@ int bench_soak_run(struct bench *b, bool json)
 		return -1;
 	started = probe_start(b, &p) == 0;
 	t0 = bench_now_us();
-	for (int i = 0; started && i < SOAK_TENTHS; i++) {
+	int done = 0;
+	for (; started && done < SOAK_TENTHS; done++) {
+		int i = done;
+
 		if (run_tenth(b, &p, i * per, per, &t[i]) < 0)
-			goto out;
+			break;
 		fprintf(stderr, "outbox-bench: soak tenth %d: %.0f jobs/s, claim p50 %.2f ms\n", i + 1,
 		        t[i].rate, t[i].claim_p50_ms);
 		if ((i == 0 || i == 4 || i == 9) && measure_size(b, &sz[i == 0 ? 0 : i == 4 ? 1 : 2]) < 0)
-			goto out;
+			break;
 	}
-	if (started) {
-		print_soak(b, t, sz, per, queue_retention, (double)(bench_now_us() - t0) / 1e6, json);
+	double total_s = (double)(bench_now_us() - t0) / 1e6;
+	/* The probe thread is joined before its failure count is read. */
+	probe_stop(&p, started);
+	if (done == SOAK_TENTHS && p.failures > 0) {
+		/* A failed probe times an error, not the claim: no figures. */
+		log_error("%d claim probes failed; see the PostgreSQL log", p.failures);
+	} else if (done == SOAK_TENTHS) {
+		print_soak(b, t, sz, per, queue_retention, total_s, json);
 		rc = 0;
 	}
-out:
-	probe_stop(&p, started);
 	if (bench_daemon_stop(&d) < 0)
 		rc = -1;
 	json_decref(d.sqs);
