@@ -47,8 +47,13 @@ echo "# woken and done in $(( $(date +%s) - t0 )) s (horizon $HORIZON s)"
 one_each=$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs j WHERE destination = 'news'
 	AND (SELECT count(*) FROM public.recorder_runs r WHERE r.job_id = j.job_id) = 1")
 check "exactly one business-effect row per job" [ "$one_each" = 5 ]
-check "the sweeper logged a warning with the count" \
-	grep -q 'WARNING: sweeper re-armed 5 outbox events .* dest=news' "$TEST_TMP/outboxd.log"
+# The five crossed the horizon as they were published: one or more sweeps
+# (a slow delivery may be re-armed once more; the claim absorbs it).
+rearmed_logged() {
+	sed -n 's/.*WARNING: sweeper re-armed \([0-9]*\) outbox events .* dest=news$/\1/p' \
+		"$TEST_TMP/outboxd.log" | awk '{ n += $1 } END { print n + 0 }'
+}
+check "the sweeper logged warnings counting the five" [ "$(rearmed_logged)" -ge 5 ]
 check "its run is recorded" [ "$(m_run sweeper "ok")" = t ]
 
 # (b) A retry in backoff (next try in 60 s), a 30 s handler under a 5 s
