@@ -21,6 +21,7 @@ producer 2
 relay 3
 consumer 3
 price 3
+maintenance 3
 daemon 4
 ctl 4
 bench 5

@@ -19,6 +19,7 @@
  *      SQS requests per job and peak RSS from that daemon;
  *   4. latency (sqs only): a fresh outboxd; jobs offered at R/s (5 s worth,
  *      at most N); commit -> handler start p50/p99.
+ * With --soak N [--soak-retention S] it runs only the soak of bench_soak.c.
  * Exit codes: 0, 64 usage, 78 configuration, 69 service unavailable, 1.
  */
 #include "bench/bench.h"
@@ -50,16 +51,6 @@ enum bench_exit {
 	BENCH_EXIT_CONFIG = 78,
 };
 
-/* A running outboxd. */
-struct daemon {
-	pid_t pid;
-	char stats[BENCH_PATH_MAX];
-	long peak_rss_kib;
-	unsigned long aws_requests;
-	json_t *sqs; /* owned reference: SQS requests per action, or NULL */
-	double cpu_seconds; /* user + system CPU, read just before the stop */
-};
-
 static int int_arg(const char *s, int lo, int hi, int *out)
 {
 	char *end;
@@ -81,7 +72,9 @@ static int parse_args(int argc, char **argv, struct bench *b, const char **confi
 		{"publisher", required_argument, NULL, 'p'},
 		{"offered-rate", required_argument, NULL, 'r'},
 		{"outboxd", required_argument, NULL, 'o'}, {"json", no_argument, NULL, 'j'},
-		{"log-level", required_argument, NULL, 'l'}, {NULL, 0, NULL, 0},
+		{"log-level", required_argument, NULL, 'l'},
+		{"soak", required_argument, NULL, 's'},
+		{"soak-retention", required_argument, NULL, 'R'}, {NULL, 0, NULL, 0},
 	};
 	int opt, rc = 0;
 
@@ -94,6 +87,8 @@ static int parse_args(int argc, char **argv, struct bench *b, const char **confi
 		case 'P': rc = int_arg(optarg, 1, 16, &b->producers); break;
 		case 'r': rc = int_arg(optarg, 1, 1000000, &b->rate); break;
 		case 'o': b->outboxd = optarg; break;
+		case 's': rc = int_arg(optarg, 10, 100000000, &b->soak); break;
+		case 'R': rc = int_arg(optarg, 60, 86400, &b->soak_retention); break;
 		case 'j': *json = true; break;
 		case 'p':
 			b->publisher = optarg;
@@ -147,9 +142,9 @@ static int setup_queues(struct bench *b)
 	return 0;
 }
 
-/* Writes a relay.ini: FILE's settings, the bench destinations on queues. */
-static int write_ini(const struct bench *b, const char *path, char (*names)[48],
-                     char (*queues)[BENCH_PATH_MAX], const char *runs_log)
+int bench_write_ini(const struct bench *b, const char *path, char (*names)[48],
+                    char (*queues)[BENCH_PATH_MAX], const char *runs_log,
+                    const char *sections, const char *dest_lines)
 {
 	const struct cfg *c = b->cfg;
 	FILE *f = fopen(path, "w");
@@ -171,9 +166,12 @@ static int write_ini(const struct bench *b, const char *path, char (*names)[48],
 	           "shutdown_grace_seconds = %d\n",
 	        b->workers, c->consumer.wait_time_seconds, c->consumer.visibility_timeout_seconds,
 	        c->consumer.lease_seconds, c->consumer.shutdown_grace_seconds);
+	if (sections != NULL)
+		fprintf(f, "\n%s", sections);
 	for (int k = 0; k < b->dests; k++)
 		fprintf(f, "\n[destination:%s]\nqueue_url = %s\nplugin = bench_noop\n"
-		           "plugin.runs_log = %s\n", names[k], queues[k], runs_log);
+		           "plugin.runs_log = %s\n%s", names[k], queues[k], runs_log,
+		        dest_lines != NULL ? dest_lines : "");
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -217,7 +215,7 @@ static double read_cpu_seconds(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static int daemon_start(struct bench *b, const char *ini, const char *tag, struct daemon *d)
+int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct daemon *d)
 {
 	char log[BENCH_PATH_MAX + 32];
 
@@ -244,7 +242,7 @@ static int daemon_start(struct bench *b, const char *ini, const char *tag, struc
 	return bench_wait_count(b, sql, (long)b->dests * b->workers, false, 30);
 }
 
-static int daemon_stop(struct daemon *d)
+int bench_daemon_stop(struct daemon *d)
 {
 	int status = 0;
 	FILE *f;
@@ -278,7 +276,7 @@ static int relay_phase(struct bench *b, double *rate)
 	int rc = -1;
 
 	snprintf(ini, sizeof(ini), "%.400s/relay.ini", b->dir);
-	if (write_ini(b, ini, b->relay_names, b->relay_queues, "-") < 0 ||
+	if (bench_write_ini(b, ini, b->relay_names, b->relay_queues, "-", NULL, NULL) < 0 ||
 	    cfg_load(ini, &cfg, &errs) < 0) {
 		cfg_errors_print(&errs, stderr);
 		goto out;
@@ -316,8 +314,8 @@ static int daemon_phases(struct bench *b, struct figures *fg)
 
 	snprintf(ini, sizeof(ini), "%.400s/outboxd.ini", b->dir);
 	snprintf(runs, sizeof(runs), "%.400s/runs.log", b->dir);
-	if (write_ini(b, ini, b->names, b->queues, runs) < 0 ||
-	    daemon_start(b, ini, "e2e", &d) < 0)
+	if (bench_write_ini(b, ini, b->names, b->queues, runs, NULL, NULL) < 0 ||
+	    bench_daemon_start(b, ini, "e2e", &d) < 0)
 		return -1;
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
 	t0 = bench_now_us();
@@ -325,7 +323,7 @@ static int daemon_phases(struct bench *b, struct figures *fg)
 	if (rc == 0)
 		rc = bench_wait_count(b, sql, 0, true, 600);
 	fg->e2e_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
-	if (daemon_stop(&d) < 0)
+	if (bench_daemon_stop(&d) < 0)
 		rc = -1;
 	fg->e2e_sqs = d.sqs;
 	if (rc < 0)
@@ -333,10 +331,10 @@ static int daemon_phases(struct bench *b, struct figures *fg)
 	fg->requests_per_job = (double)d.aws_requests / b->jobs;
 	fg->e2e_cpu_seconds = d.cpu_seconds;
 	fg->peak_rss_kib = d.peak_rss_kib;
-	if (daemon_start(b, ini, "latency", &d) < 0)
+	if (bench_daemon_start(b, ini, "latency", &d) < 0)
 		return -1;
 	rc = bench_latency_run(b, b->jobs < b->rate * 5 ? b->jobs : b->rate * 5, runs, &fg->lat);
-	if (daemon_stop(&d) < 0)
+	if (bench_daemon_stop(&d) < 0)
 		rc = -1;
 	json_decref(d.sqs);
 	if (rc < 0)
@@ -445,7 +443,7 @@ static int run(struct bench *b, struct figures *fg)
 
 int main(int argc, char **argv)
 {
-	struct bench b = {.jobs = 20000, .dests = 3, .producers = 2, .rate = 500,
+	struct bench b = {.jobs = 20000, .dests = 3, .producers = 2, .rate = 500, .soak_retention = 180,
 	                  .publisher = "sqs", .outboxd = "outboxd"};
 	struct figures fg = {0};
 	const char *config = SYSCONFDIR "/outboxd/relay.ini";
@@ -458,16 +456,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: outbox-bench [-c FILE] [--jobs N] [--destinations D]"
 		                " [--workers W] [--producers P]\n"
 		                "                    [--publisher null|sqs] [--offered-rate R]"
-		                " [--outboxd PATH] [--json]\n");
+		                " [--outboxd PATH] [--json]\n"
+		                "                    [--soak N [--soak-retention SECONDS]]\n");
 		return BENCH_EXIT_USAGE;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = setup(&b, config);
-	if (rc == BENCH_EXIT_OK && run(&b, &fg) < 0)
+	if (rc == BENCH_EXIT_OK && b.soak > 0) {
+		if (bench_soak_run(&b, json) < 0)
+			rc = BENCH_EXIT_FAILURE;
+	} else if (rc == BENCH_EXIT_OK && run(&b, &fg) < 0) {
 		rc = BENCH_EXIT_FAILURE;
-	if (rc == BENCH_EXIT_OK)
+	}
+	if (rc == BENCH_EXIT_OK && b.soak == 0)
 		print(&b, &fg, json);
-	else
+	else if (rc != BENCH_EXIT_OK)
 		log_error("benchmark failed; files kept in \"%s\"", b.dir);
 	json_decref(fg.e2e_sqs);
 	PQfinish(b.conn);

@@ -8,6 +8,8 @@
  *               real outboxd binary, output
  * bench_load.c  producers (liboutbox, one transaction per job), waiting
  *               for a state, the paced latency run and its percentiles
+ * bench_soak.c  --soak N: N jobs through the daemon with retention on,
+ *               table sizes, claim time and rate over the run
  */
 #ifndef OUTBOX_CORE_BENCH_BENCH_H
 #define OUTBOX_CORE_BENCH_BENCH_H
@@ -16,6 +18,9 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include <sys/types.h>
+
+#include <jansson.h>
 #include <libpq-fe.h>
 
 #include "aws/env.h"
@@ -33,6 +38,8 @@ struct bench {
 	int workers;
 	int producers;
 	int rate;                  /* offered jobs/s of the latency run */
+	int soak;                  /* --soak N: jobs of the soak run; 0: no soak */
+	int soak_retention;        /* --soak-retention S: [retention] of the soak */
 	const char *publisher;     /* "null" or "sqs" */
 	const char *outboxd;       /* the daemon binary */
 	char run[32];              /* tag in destination names and identities */
@@ -45,6 +52,36 @@ struct bench {
 	struct aws_env env;
 	struct aws_http *sqs;
 };
+
+/* A running outboxd. */
+struct daemon {
+	pid_t pid;
+	char stats[BENCH_PATH_MAX];
+	long peak_rss_kib;
+	unsigned long aws_requests;
+	json_t *sqs; /* owned reference: SQS requests per action, or NULL */
+	double cpu_seconds; /* user + system CPU, read just before the stop */
+};
+
+/*
+ * Writes a relay.ini at path: the user's settings, the destinations names
+ * on queues (bench_noop plugin logging to runs_log), plus sections (text
+ * placed before the destinations) and dest_lines (appended to each
+ * destination); both may be NULL.  Returns 0 or -1.
+ */
+int bench_write_ini(const struct bench *b, const char *path, char (*names)[48],
+                    char (*queues)[BENCH_PATH_MAX], const char *runs_log,
+                    const char *sections, const char *dest_lines) OUTBOX_MUSTCHECK;
+
+/* Runs the outboxd binary on ini (logs in b->dir/TAG.log) and waits until
+ * every consumer worker is connected.  Returns 0 or -1. */
+int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct daemon *d)
+	OUTBOX_MUSTCHECK;
+/* SIGTERM, wait, read its statistics.  0 when it exited 0. */
+int bench_daemon_stop(struct daemon *d);
+
+/* The soak (bench_soak.c): prints its figures; returns 0 or -1. */
+int bench_soak_run(struct bench *b, bool json) OUTBOX_MUSTCHECK;
 
 /* Microseconds of CLOCK_MONOTONIC / CLOCK_REALTIME. */
 int64_t bench_now_us(void);

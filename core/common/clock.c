@@ -24,3 +24,14 @@ int64_t wall_clock_ms(void)
 {
 	return clock_ms(CLOCK_REALTIME);
 }
+
+void monotonic_deadline(struct timespec *out, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, out);
+	out->tv_sec += (time_t)(ms / 1000);
+	out->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (out->tv_nsec >= 1000000000L) {
+		out->tv_sec++;
+		out->tv_nsec -= 1000000000L;
+	}
+}

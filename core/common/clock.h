@@ -7,6 +7,7 @@
 #define OUTBOX_CORE_COMMON_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 /* Milliseconds on CLOCK_MONOTONIC: intervals, deadlines and timeouts.  It
  * never jumps, and it means nothing outside this process. */
@@ -15,5 +16,9 @@ int64_t now_ms(void);
 /* Milliseconds since the epoch on CLOCK_REALTIME: for comparing with
  * times that other hosts wrote (S3's LastModified, the database's now()). */
 int64_t wall_clock_ms(void);
+
+/* *out = CLOCK_MONOTONIC now + ms (ms >= 0), normalised: the deadline of a
+ * pthread_cond_timedwait() on a condition variable set to that clock. */
+void monotonic_deadline(struct timespec *out, int64_t ms);
 
 #endif

@@ -97,12 +97,24 @@ static const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_STR("destination", "dlq_url", CFG_T_URL, 0, cfg_destination, dlq_url, NULL),
 	CFG_OPT_STR("destination", "plugin", CFG_T_PLUGIN, CFG_F_REQUIRED, cfg_destination, plugin, NULL),
 	CFG_OPT_INT("destination", "max_receive_count", cfg_destination, max_receive_count, 5, 1, 1000),
+	CFG_OPT_INT("destination", "message_retention_seconds", cfg_destination, message_retention_seconds, 345600, 60, 1209600),
+	CFG_OPT_INT("destination", "dlq_message_retention_seconds", cfg_destination, dlq_message_retention_seconds, 1209600, 60, 1209600),
+	CFG_OPT_INT("retention", "succeeded_jobs_seconds", cfg, retention.succeeded_jobs_seconds, 2592000, 0, 2147483647),
+	CFG_OPT_INT("retention", "dead_jobs_seconds", cfg, retention.dead_jobs_seconds, 2592000, 0, 2147483647),
+	CFG_OPT_INT("retention", "events_seconds", cfg, retention.events_seconds, 2592000, 0, 2147483647),
+	CFG_OPT_INT("retention", "dlq_messages_seconds", cfg, retention.dlq_messages_seconds, 2592000, 0, 2147483647),
+	CFG_OPT_INT("retention", "interval_seconds", cfg, retention.interval_seconds, 60, 1, 86400),
+	CFG_OPT_INT("retention", "batch_size", cfg, retention.batch_size, 1000, 1, 100000),
+	CFG_OPT_INT("sweeper", "horizon_seconds", cfg, sweeper.horizon_seconds, 0, 0, 86400),
+	CFG_OPT_INT("sweeper", "interval_seconds", cfg, sweeper.interval_seconds, 30, 1, 86400),
+	CFG_OPT_INT("sweeper", "batch_size", cfg, sweeper.batch_size, 500, 1, 100000),
 };
 
 #define CFG_N_OPTS (sizeof(cfg_opts) / sizeof(cfg_opts[0]))
 
 /* Fixed sections; [database] is the only required one. */
-static const char *const cfg_fixed_sections[] = { "database", "aws", "s3", "relay", "consumer", "outboxd" };
+static const char *const cfg_fixed_sections[] = { "database", "aws", "s3", "relay", "consumer", "outboxd",
+						  "retention", "sweeper" };
 #define CFG_N_FIXED (sizeof(cfg_fixed_sections) / sizeof(cfg_fixed_sections[0]))
 
 enum cfg_sect_kind {
@@ -1000,6 +1012,88 @@ static FILE *cfg_open(struct cfg_parser *p, const char *path)
 	return NULL;
 }
 
+/* ---- retention and the deduplication horizon ---- */
+
+int cfg_dedup_horizon_seconds(const struct cfg *cfg)
+{
+	int longest = 0;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		const struct cfg_destination *d = &cfg->destinations[i];
+		int h = d->message_retention_seconds + (d->dlq_url ? d->dlq_message_retention_seconds : 0);
+
+		if (h > longest)
+			longest = h;
+	}
+	return longest;
+}
+
+int cfg_sweeper_horizon_seconds(const struct cfg *cfg)
+{
+	if (cfg->sweeper.horizon_seconds > 0)
+		return cfg->sweeper.horizon_seconds;
+	return 2 * cfg->consumer.visibility_timeout_seconds + cfg->consumer.wait_time_seconds +
+	       cfg->consumer.lease_seconds;
+}
+
+/* One of the [retention] keys that say how long a class of rows is kept. */
+static bool cfg_is_retention_period(const struct cfg_opt *o)
+{
+	static const char *const periods[] = {"succeeded_jobs_seconds", "dead_jobs_seconds",
+					      "events_seconds", "dlq_messages_seconds"};
+
+	if (strcmp(o->section, "retention") != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(periods) / sizeof(periods[0]); i++) {
+		if (strcmp(o->name, periods[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The destination whose queue and DLQ make the horizon; NULL without any. */
+static const struct cfg_destination *cfg_horizon_destination(const struct cfg *cfg)
+{
+	int h = cfg_dedup_horizon_seconds(cfg);
+
+	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		const struct cfg_destination *d = &cfg->destinations[i];
+
+		if (d->message_retention_seconds + (d->dlq_url ? d->dlq_message_retention_seconds : 0) == h)
+			return d;
+	}
+	return NULL;
+}
+
+/*
+ * A job row deleted while one of its messages may still arrive turns a
+ * repeated enqueue into a second run: every retention that is not 0
+ * ("for ever") must cover the deduplication horizon.
+ */
+static void cfg_check_retention(struct cfg_parser *p)
+{
+	const struct cfg *cfg = p->cfg;
+	const struct cfg_destination *d = cfg_horizon_destination(cfg);
+	int horizon = cfg_dedup_horizon_seconds(cfg);
+
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < CFG_N_OPTS; i++) {
+		const struct cfg_opt *o = &cfg_opts[i];
+		int v;
+
+		if (!cfg_is_retention_period(o))
+			continue;
+		v = *(const int *)((const char *)cfg + o->offset);
+		if (v == 0 || v >= horizon)
+			continue;
+		cfg_error(p, p->opt_line[i], "retention", o->name,
+			  "value %d is shorter than the deduplication horizon of %d seconds "
+			  "(message_retention_seconds%s of [destination:%s])",
+			  v, horizon, d->dlq_url ? " + dlq_message_retention_seconds" : "", d->name);
+	}
+}
+
 /* ---- whole file ---- */
 
 static void cfg_check_file(struct cfg_parser *p)
@@ -1013,6 +1107,7 @@ static void cfg_check_file(struct cfg_parser *p)
 		cfg_error(p, 0, CFG_DEST_PREFIX "NAME", NULL,
 			  "missing required section: at least one destination is required");
 	cfg_check_destination_urls(p);
+	cfg_check_retention(p);
 	if (cfg->relay.retry_max_seconds >= cfg->relay.retry_base_seconds)
 		return;
 	for (size_t i = 0; i < CFG_N_OPTS && !line; i++) {

@@ -55,6 +55,8 @@ struct cfg_destination {
 	char *plugin;           /* required; [a-z0-9_]+ */
 	int plugin_line;
 	int max_receive_count;  /* redrive policy for create-queues; default 5 */
+	int message_retention_seconds;     /* the queue's MessageRetentionPeriod; default 4 days */
+	int dlq_message_retention_seconds; /* the DLQ's; default 14 days */
 	struct cfg_plugin_option *plugin_options;
 	size_t n_plugin_options;
 };
@@ -97,6 +99,23 @@ struct cfg {
 		char *plugin_path;       /* optional: "DIR:DIR..." searched in order; NULL: PLUGINDIR */
 	} outboxd;
 
+	/* How long finished rows are kept (docs/maintenance.md); 0 = for ever. */
+	struct {
+		int succeeded_jobs_seconds;  /* default 30 days */
+		int dead_jobs_seconds;       /* default 30 days */
+		int events_seconds;          /* PUBLISHED/DEAD events; default 30 days */
+		int dlq_messages_seconds;    /* dead-letter evidence; default 30 days */
+		int interval_seconds;        /* between pruner runs; default 60 */
+		int batch_size;              /* rows per delete statement; default 1000 */
+	} retention;
+
+	/* Re-arms the events of due jobs nothing will wake (docs/maintenance.md). */
+	struct {
+		int horizon_seconds;         /* 0 (default): cfg_sweeper_horizon_seconds() derives it */
+		int interval_seconds;        /* between sweeps; default 30 */
+		int batch_size;              /* events re-armed per statement; default 500 */
+	} sweeper;
+
 	struct cfg_destination *destinations;  /* in file order */
 	size_t n_destinations;
 };
@@ -124,6 +143,22 @@ void cfg_free(struct cfg *cfg);
  * Returns 0 when errs got nothing new, else -1.  Free *out with cfg_free().
  */
 int cfg_load_partial(const char *path, struct cfg **out, struct cfg_errors *errs) OUTBOX_MUSTCHECK;
+
+/*
+ * The deduplication horizon: the longest a message of a job can still
+ * arrive, MessageRetentionPeriod of a destination's queue plus its DLQ's
+ * (when it has one), the largest over the destinations.  A job row kept at
+ * least that long makes a repeated enqueue a no-op and a late message a
+ * terminal skip.
+ */
+int cfg_dedup_horizon_seconds(const struct cfg *cfg);
+
+/*
+ * How long a due job may go untouched before the sweeper re-arms its event:
+ * [sweeper] horizon_seconds, or when 0, 2 x visibility_timeout_seconds +
+ * wait_time_seconds + lease_seconds (docs/maintenance.md).
+ */
+int cfg_sweeper_horizon_seconds(const struct cfg *cfg);
 
 /* Borrowed pointer into cfg, or NULL. */
 const struct cfg_destination *cfg_find_destination(const struct cfg *cfg, const char *name);

@@ -4,9 +4,12 @@
  * ctl/cmd_create_queues.c: outboxctl create-queues [--json]
  *
  * For every destination: its dead-letter queue first (when dlq_url is set;
- * 14 days retention, so evidence outlives the source queue's messages),
- * then its queue with VisibilityTimeout = consumer.visibility_timeout_seconds
- * and RedrivePolicy {deadLetterTargetArn, maxReceiveCount}.  Queue names
+ * MessageRetentionPeriod = dlq_message_retention_seconds, 14 days by
+ * default, so evidence outlives the source queue's messages), then its
+ * queue with VisibilityTimeout = consumer.visibility_timeout_seconds,
+ * MessageRetentionPeriod = message_retention_seconds and RedrivePolicy
+ * {deadLetterTargetArn, maxReceiveCount}.  The two retention periods are
+ * the deduplication horizon [retention] is checked against.  Queue names
  * are the last path segment of queue_url / dlq_url.  CreateQueue with the
  * same attributes returns the existing queue, so running it again is a
  * no-op.  When [s3] bucket is set, the artifact bucket is created too
@@ -24,8 +27,6 @@
 #include "ctl/ctl.h"
 #include "aws/s3.h"
 #include "aws/sqs.h"
-
-#define DLQ_RETENTION_SECONDS "1209600"
 
 /* The queue name of a queue URL: its last path segment; borrowed. */
 static const char *queue_name(const char *url)
@@ -59,13 +60,15 @@ static int report_failure(const char *what, const char *name, const struct aws_r
 static int create_dlq(struct aws_http *c, const struct cfg_destination *d, char **arn)
 {
 	const char *name = queue_name(d->dlq_url);
-	const struct sqs_attribute attrs[] = {{"MessageRetentionPeriod", DLQ_RETENTION_SECONDS}};
+	char retention[16];
+	const struct sqs_attribute attrs[] = {{"MessageRetentionPeriod", retention}};
 	const char *names[] = {"QueueArn"};
 	struct aws_result res;
 	char *url = NULL;
 	json_t *got = NULL;
 	int rc;
 
+	snprintf(retention, sizeof(retention), "%d", d->dlq_message_retention_seconds);
 	if (sqs_create_queue(c, name, attrs, 1, &url, &res) < 0)
 		return report_failure("create queue", name, &res);
 	rc = sqs_get_queue_attributes(c, url, names, 1, &got, &res) < 0
@@ -88,8 +91,8 @@ static int create_destination(struct aws_http *c, const struct cfg *cfg,
                               const struct cfg_destination *d, json_t *out)
 {
 	const char *name = queue_name(d->queue_url);
-	char visibility[16], *arn = NULL, *policy = NULL, *url = NULL;
-	struct sqs_attribute attrs[2];
+	char visibility[16], retention[16], *arn = NULL, *policy = NULL, *url = NULL;
+	struct sqs_attribute attrs[3];
 	size_t n = 0;
 	struct aws_result res;
 	int rc = CTL_EXIT_OK;
@@ -107,6 +110,8 @@ static int create_destination(struct aws_http *c, const struct cfg *cfg,
 	}
 	snprintf(visibility, sizeof(visibility), "%d", cfg->consumer.visibility_timeout_seconds);
 	attrs[n++] = (struct sqs_attribute){"VisibilityTimeout", visibility};
+	snprintf(retention, sizeof(retention), "%d", d->message_retention_seconds);
+	attrs[n++] = (struct sqs_attribute){"MessageRetentionPeriod", retention};
 	if (d->dlq_url != NULL && policy == NULL)
 		rc = CTL_EXIT_FAILURE;
 	else if (sqs_create_queue(c, name, attrs, n, &url, &res) < 0)

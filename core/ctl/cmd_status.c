@@ -17,6 +17,7 @@
 
 #include "ctl/ctl.h"
 #include "db/db.h"
+#include "maintenance/runs.h"
 
 static const char *const job_states[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
 static const char *const event_states[] = {"NEW", "PUBLISHED", "DEAD"};
@@ -144,6 +145,7 @@ static void print_text(const json_t *doc)
 	json_object_foreach((json_t *)dests, name, d)
 		print_row(name, d);
 	print_row("(total)", json_object_get(doc, "totals"));
+	maintenance_runs_print(json_object_get(doc, "maintenance"), stdout);
 }
 
 int cmd_status(struct ctl *ctl, int argc, char **argv)
@@ -172,6 +174,13 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		return exit_code;
 	}
 	json_t *doc = json_pack("{s:o, s:o}", "destinations", dests, "totals", totals);
+	json_t *maint = maintenance_runs_load(conn, err, sizeof(err));
+	if (maint == NULL) {
+		ctl_error("could not read the maintenance runs: %s", err);
+		json_decref(doc);
+		return db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
+	}
+	json_object_set_new(doc, "maintenance", maint);
 	if (ctl->json) {
 		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
 		putchar('\n');

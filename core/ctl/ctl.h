@@ -56,5 +56,6 @@ int cmd_dead(struct ctl *ctl, int argc, char **argv);            /* cmd_dead.c *
 int cmd_redrive(struct ctl *ctl, int argc, char **argv);         /* cmd_redrive.c */
 int cmd_ingest_window(struct ctl *ctl, int argc, char **argv);   /* cmd_ingest_window.c */
 int cmd_reconcile_artifacts(struct ctl *ctl, int argc, char **argv); /* cmd_reconcile.c */
+int cmd_prune(struct ctl *ctl, int argc, char **argv);           /* cmd_prune.c */
 
 #endif

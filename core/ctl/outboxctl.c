@@ -38,6 +38,7 @@ static const struct command commands[] = {
 	 "                [--window-seconds N] [--destination D]"},
 	{"reconcile-artifacts", cmd_reconcile_artifacts,
 	 "reconcile-artifacts [--grace SECONDS] [--dry-run] [--json]"},
+	{"prune", cmd_prune, "prune [--dry-run] [--json]"},
 };
 
 static void usage(FILE *out)

@@ -30,6 +30,7 @@
 #include "daemon/plugins.h"
 #include "common/fault.h"
 #include "common/log.h"
+#include "maintenance/maintenance.h"
 #include "relay/relay.h"
 #include "aws/sqs.h"
 
@@ -229,6 +230,7 @@ static int run(const struct cfg *cfg, enum role role)
 {
 	struct daemon_plugins *plugins = NULL;
 	struct relay *relay = NULL;
+	struct maintenance *maint = NULL;
 	char instance_id[300], host[256];
 	sigset_t set;
 	int rc = OUTBOXD_EXIT_FAILURE;
@@ -246,12 +248,16 @@ static int run(const struct cfg *cfg, enum role role)
 	}
 	if (role != ROLE_CONSUMER && relay_start(cfg, instance_id, &relay) < 0)
 		goto out;
+	/* Every role: the advisory locks pick one instance per task. */
+	if (maintenance_start(cfg, instance_id, &maint) < 0)
+		goto out;
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
 	wait_for_stop(&set);
 	rc = OUTBOXD_EXIT_OK;
 out:
+	maintenance_stop(maint);
 	daemon_plugins_stop(plugins);
 	relay_stop(relay);
 	if (rc == OUTBOXD_EXIT_OK) {

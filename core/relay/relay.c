@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "aws/env.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "relay/publisher.h"
 #include "relay/backoff.h"
@@ -91,13 +92,7 @@ static void lane_sleep(struct relay_thread *t, long ms, bool wakeable)
 {
 	struct timespec deadline;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += ms / 1000;
-	deadline.tv_nsec += (ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	monotonic_deadline(&deadline, ms);
 	pthread_mutex_lock(&t->mu);
 	while (!relay_stopping(t->r) && !(wakeable && t->woken)) {
 		if (pthread_cond_timedwait(&t->cv, &t->mu, &deadline) != 0)

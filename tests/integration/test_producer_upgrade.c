@@ -231,8 +231,9 @@ static void test_old_jobs_deduplicate_after_v4(void **state)
 	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.jobs"), N_OLD);
 
 	migrate_dir(conn, OUTBOX_SRCDIR "/migrations");
-	assert_int_equal(testdb_scalar(conn, "SELECT max(version) FROM outbox.schema_migrations"
-	                                     " WHERE component = 'core'"), 4);
+	/* V4 applied (later migrations may follow it). */
+	assert_int_equal(testdb_scalar(conn, "SELECT count(*) FROM outbox.schema_migrations"
+	                                     " WHERE component = 'core' AND version = 4"), 1);
 	testdb_exec(conn, "BEGIN");
 	enqueue_new_c(conn);
 	enqueue_new_sql(conn);

@@ -201,6 +201,20 @@ static void test_defaults(void **state)
 	assert_int_equal(d->line, 5);
 	assert_null(d->dlq_url);
 	assert_int_equal(d->max_receive_count, 5);
+	assert_int_equal(d->message_retention_seconds, 345600);
+	assert_int_equal(d->dlq_message_retention_seconds, 1209600);
+	assert_int_equal(cfg->retention.succeeded_jobs_seconds, 2592000);
+	assert_int_equal(cfg->retention.dead_jobs_seconds, 2592000);
+	assert_int_equal(cfg->retention.events_seconds, 2592000);
+	assert_int_equal(cfg->retention.dlq_messages_seconds, 2592000);
+	assert_int_equal(cfg->retention.interval_seconds, 60);
+	assert_int_equal(cfg->retention.batch_size, 1000);
+	assert_int_equal(cfg->sweeper.horizon_seconds, 0);
+	assert_int_equal(cfg->sweeper.interval_seconds, 30);
+	assert_int_equal(cfg->sweeper.batch_size, 500);
+	/* No dlq_url: the DLQ's retention does not count. */
+	assert_int_equal(cfg_dedup_horizon_seconds(cfg), 345600);
+	assert_int_equal(cfg_sweeper_horizon_seconds(cfg), 2 * 60 + 20 + 60);
 	assert_int_equal(d->plugin_line, 7);
 	assert_int_equal(d->n_plugin_options, 0);
 	assert_null(d->plugin_options);
@@ -473,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_size_limits),
 		ERROR_FIXTURE(plugin_path),
+		ERROR_FIXTURE(retention_horizon),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

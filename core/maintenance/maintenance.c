@@ -1,0 +1,301 @@
+/*
+ * maintenance/maintenance.c: the maintenance thread (see maintenance.h).
+ */
+#include "maintenance/maintenance.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "db/db.h"
+#include "maintenance/runs.h"
+#include "maintenance/sweeper.h"
+
+#define MAINT_ERR_LEN 1024
+/* Statements per class and run: a run never holds the thread for long;
+ * what is left is done by the next one. */
+#define SWEEPER_MAX_BATCHES 20
+#define PRUNER_MAX_BATCHES 50
+#define RECONNECT_MAX_MS 10000L
+
+enum task { TASK_SWEEPER, TASK_PRUNER, N_TASKS };
+
+static const char *const task_names[N_TASKS] = {"sweeper", "pruner"};
+static const int task_locks[N_TASKS] = {MAINTENANCE_LOCK_SWEEPER, MAINTENANCE_LOCK_PRUNER};
+
+struct maintenance {
+	const struct cfg *cfg;     /* borrowed */
+	char *instance_id;         /* owned */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;         /* CLOCK_MONOTONIC; signalled by maintenance_stop() */
+	bool stop;                 /* under mu */
+	struct maintenance_counters counters; /* under mu */
+	PGconn *conn;              /* owned by the thread; NULL while disconnected */
+	bool down;                 /* an outage was logged */
+	bool leader[N_TASKS];      /* holds the task's lock on conn */
+	long long next_ms[N_TASKS];
+};
+
+static int task_interval(const struct maintenance *m, enum task t)
+{
+	return t == TASK_SWEEPER ? m->cfg->sweeper.interval_seconds
+	                         : m->cfg->retention.interval_seconds;
+}
+
+static void set_leader(struct maintenance *m, enum task t, bool on)
+{
+	m->leader[t] = on;
+	pthread_mutex_lock(&m->mu);
+	if (t == TASK_SWEEPER)
+		m->counters.sweeper_leader = on;
+	else
+		m->counters.pruner_leader = on;
+	pthread_mutex_unlock(&m->mu);
+}
+
+static void disconnect(struct maintenance *m, const char *err)
+{
+	if (!m->down)
+		log_warning("maintenance lost its database connection: %s; the sweeper and the pruner "
+		            "wait until it is back", err);
+	m->down = true;
+	PQfinish(m->conn);
+	m->conn = NULL;
+	for (int t = 0; t < N_TASKS; t++)
+		set_leader(m, (enum task)t, false);
+}
+
+static int ensure_connected(struct maintenance *m)
+{
+	char err[MAINT_ERR_LEN];
+
+	if (m->conn != NULL)
+		return 0;
+	m->conn = db_connect(m->cfg->database.conninfo, "outboxd maintenance", err, sizeof(err));
+	if (m->conn == NULL) {
+		if (!m->down)
+			log_warning("maintenance could not connect to the database: %s", err);
+		m->down = true;
+		return -1;
+	}
+	if (m->down)
+		log_info("maintenance reconnected to the database");
+	m->down = false;
+	return 0;
+}
+
+/* Takes the task's lock if nobody holds it.  1 leader, 0 not, -1 error. */
+static int try_lead(struct maintenance *m, enum task t)
+{
+	char err[MAINT_ERR_LEN], cls[16], obj[16];
+	const char *params[2] = {cls, obj};
+	PGresult *res;
+	bool got;
+
+	snprintf(cls, sizeof(cls), "%d", MAINTENANCE_LOCK_CLASS);
+	snprintf(obj, sizeof(obj), "%d", task_locks[t]);
+	res = db_query(m->conn, "SELECT pg_try_advisory_lock($1::integer, $2::integer)", 2, params,
+	               err, sizeof(err));
+	if (res == NULL) {
+		disconnect(m, err);
+		return -1;
+	}
+	got = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (got) {
+		log_info("this instance runs the %s instance=%s", task_names[t], m->instance_id);
+		set_leader(m, t, true);
+	}
+	return got ? 1 : 0;
+}
+
+static void count_sweep(struct maintenance *m, const struct sweeper_result *r, bool ok)
+{
+	pthread_mutex_lock(&m->mu);
+	m->counters.sweeper_runs++;
+	m->counters.sweeper_rearmed_total += (unsigned long)r->rearmed;
+	m->counters.sweeper_last_rearmed = r->rearmed;
+	if (!ok)
+		m->counters.failed_runs++;
+	pthread_mutex_unlock(&m->mu);
+}
+
+static void count_prune(struct maintenance *m, const struct prune_counts *c, bool ok)
+{
+	struct prune_counts *t = &m->counters.pruned_total;
+
+	pthread_mutex_lock(&m->mu);
+	m->counters.pruner_runs++;
+	m->counters.pruned_last = *c;
+	t->succeeded_jobs += c->succeeded_jobs;
+	t->dead_jobs += c->dead_jobs;
+	t->events += c->events;
+	t->dlq_messages += c->dlq_messages;
+	if (!ok)
+		m->counters.failed_runs++;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* One run of task t; the counts as JSON (caller frees) and ok in *ok. */
+static char *run_task(struct maintenance *m, enum task t, bool *ok, char *err, size_t errlen)
+{
+	char buf[128];
+
+	if (t == TASK_SWEEPER) {
+		struct sweeper_result r;
+
+		*ok = sweeper_run(m->conn, m->cfg, SWEEPER_MAX_BATCHES, &r, err, errlen) == 0;
+		count_sweep(m, &r, *ok);
+		snprintf(buf, sizeof(buf), "{\"rearmed\": %ld, \"destinations\": %ld, \"horizon_seconds\": %d}",
+		         r.rearmed, r.destinations, cfg_sweeper_horizon_seconds(m->cfg));
+		return strdup(buf);
+	}
+	struct prune_counts c;
+	int64_t t0 = now_ms();
+
+	*ok = pruner_run(m->conn, m->cfg, false, PRUNER_MAX_BATCHES, &c, err, errlen) == 0;
+	count_prune(m, &c, *ok);
+	if (c.succeeded_jobs + c.dead_jobs + c.events + c.dlq_messages > 0)
+		log_info("pruner deleted succeeded_jobs=%ld dead_jobs=%ld events=%ld dlq_messages=%ld "
+		         "in %lld ms", c.succeeded_jobs, c.dead_jobs, c.events, c.dlq_messages,
+		         (long long)(now_ms() - t0));
+	return prune_counts_json(&c);
+}
+
+static void run_and_record(struct maintenance *m, enum task t)
+{
+	char err[MAINT_ERR_LEN] = "", rec_err[MAINT_ERR_LEN];
+	double started = (double)wall_clock_ms() / 1000.0;
+	bool ok = false;
+	char *counts;
+
+	counts = run_task(m, t, &ok, err, sizeof(err));
+	if (!ok)
+		log_warning("%s run failed: %s", task_names[t], err);
+	if (!ok && db_connection_lost(m->conn)) {
+		disconnect(m, err);
+		free(counts);
+		return;
+	}
+	struct maintenance_run run = {task_names[t], m->instance_id, started, ok, counts,
+	                              ok ? NULL : err};
+	if (maintenance_record_run(m->conn, &run, rec_err, sizeof(rec_err)) < 0) {
+		log_warning("could not record the %s run in outbox.maintenance_runs: %s",
+		            task_names[t], rec_err);
+		if (db_connection_lost(m->conn))
+			disconnect(m, rec_err);
+	}
+	free(counts);
+}
+
+/* Sleeps until deadline_ms (now_ms() clock) or a stop; true when stopping. */
+static bool sleep_until(struct maintenance *m, long long deadline_ms)
+{
+	struct timespec ts;
+	long long wait = deadline_ms - now_ms();
+	bool stop;
+
+	monotonic_deadline(&ts, wait < 0 ? 0 : wait);
+	pthread_mutex_lock(&m->mu);
+	while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &ts) == 0)
+		;
+	stop = m->stop;
+	pthread_mutex_unlock(&m->mu);
+	return stop;
+}
+
+static void *maintenance_main(void *arg)
+{
+	struct maintenance *m = arg;
+	long backoff = 250;
+
+	for (;;) {
+		long long next = now_ms() + 1000LL * 86400;
+
+		if (ensure_connected(m) < 0) {
+			if (sleep_until(m, now_ms() + backoff))
+				break;
+			backoff = backoff * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : backoff * 2;
+			continue;
+		}
+		backoff = 250;
+		for (int t = 0; t < N_TASKS && m->conn != NULL; t++) {
+			if (now_ms() < m->next_ms[t])
+				continue;
+			m->next_ms[t] = now_ms() + 1000LL * task_interval(m, (enum task)t);
+			if (m->leader[t] || try_lead(m, (enum task)t) == 1)
+				run_and_record(m, (enum task)t);
+		}
+		for (int t = 0; t < N_TASKS; t++)
+			next = m->next_ms[t] < next ? m->next_ms[t] : next;
+		if (sleep_until(m, next))
+			break;
+	}
+	return NULL;
+}
+
+int maintenance_start(const struct cfg *cfg, const char *instance_id, struct maintenance **out)
+{
+	struct maintenance *m = calloc(1, sizeof(*m));
+	pthread_condattr_t ca;
+	int err;
+
+	*out = NULL;
+	if (m == NULL || (m->instance_id = strdup(instance_id)) == NULL) {
+		free(m);
+		log_error("out of memory starting the maintenance thread");
+		return -1;
+	}
+	m->cfg = cfg;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	/* The pruner's first run a little after the sweeper's, not at the same instant. */
+	m->next_ms[TASK_SWEEPER] = now_ms();
+	m->next_ms[TASK_PRUNER] = now_ms() + 1000;
+	err = pthread_create(&m->thread, NULL, maintenance_main, m);
+	if (err != 0) {
+		log_error("could not start the maintenance thread: %s", strerror(err));
+		pthread_cond_destroy(&m->cv);
+		pthread_mutex_destroy(&m->mu);
+		free(m->instance_id);
+		free(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+void maintenance_counters_read(struct maintenance *m, struct maintenance_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->mu);
+	*out = m->counters;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void maintenance_stop(struct maintenance *m)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->stop = true;
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	pthread_join(m->thread, NULL);
+	/* Closing the session releases its advisory locks at once. */
+	PQfinish(m->conn);
+	pthread_cond_destroy(&m->cv);
+	pthread_mutex_destroy(&m->mu);
+	free(m->instance_id);
+	free(m);
+}
