@@ -33,6 +33,7 @@ struct aws_credentials {
 	bool stale;                /* current was refused by a service */
 	bool refreshing;           /* one thread is fetching */
 	unsigned long fetches;
+	unsigned long attempts;    /* refreshes finished, successful or not */
 	char last_error[AWS_CREDS_ERR_LEN];
 	atomic_int refs;
 };
@@ -184,6 +185,7 @@ static void refresh_locked(struct aws_credentials *p)
 	rc = p->src->fetch(p->src->ctx, &fresh, err, sizeof(err));
 	pthread_mutex_lock(&p->mu);
 	p->refreshing = false;
+	p->attempts++;
 	if (rc == 0 && fresh != NULL) {
 		set_current(p, fresh, now_s());
 		p->failures = 0;
@@ -225,8 +227,10 @@ struct aws_creds *aws_credentials_get(struct aws_credentials *p, char *err, size
 {
 	long long give_up = now_s() + WAIT_FOR_REFRESH_SECONDS;
 	struct aws_creds *c = NULL;
+	unsigned long attempts0;
 
 	pthread_mutex_lock(&p->mu);
+	attempts0 = p->attempts;
 	for (;;) {
 		long long now = now_s();
 
@@ -238,9 +242,11 @@ struct aws_creds *aws_credentials_get(struct aws_credentials *p, char *err, size
 			c = aws_creds_ref(p->current);
 			break;
 		}
-		/* Nothing valid: wait for the refresher, or for the end of the
-		 * retry delay, within the bound. */
-		if (now >= give_up || !p->src->refreshable) {
+		/* Nothing valid: wait for the refresher (or the short pause after
+		 * a refusal), within the bound; once a refresh has failed while
+		 * this call waited, give up: the caller retries later. */
+		if (now >= give_up || !p->src->refreshable || p->attempts != attempts0 ||
+		    (!p->refreshing && p->next_attempt > now + RETRY_MIN_SECONDS)) {
 			snprintf(err, err_size, "AWS credentials from %s %s%s%s", p->src->name,
 			         p->stale ? "were refused" : "expired",
 			         p->last_error[0] != '\0' ? " and could not be refreshed: " : "",
