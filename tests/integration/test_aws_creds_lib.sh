@@ -13,6 +13,7 @@
 #   ac_outboxd LOG ROLE [ENV=VALUE...]
 #                                 outboxd with no credential source of the test
 #                                 services' environment, plus ENV; sets OPID
+#                                 (under $OUTBOXD_WRAP when set, e.g. valgrind)
 #   ac_outboxd_stop               SIGTERM, wait; returns its exit code
 #   ac_clean_env                  the env(1) arguments that remove every source
 #   ac_enqueue FIRST LAST         enqueues items FIRST..LAST in one call
@@ -145,7 +146,8 @@ ac_outboxd() {
 	shift 2
 	local clean
 	mapfile -t clean < <(ac_clean_env)
-	env "${clean[@]}" "$@" "$OUTBOXD" -c "$INI" --role "$role" ${OUTBOXD_ARGS:-} >>"$log" 2>&1 &
+	# OUTBOXD_WRAP: e.g. "$OUTBOX_BUILDDIR/libtool --mode=execute valgrind ..."
+	env "${clean[@]}" "$@" ${OUTBOXD_WRAP:-} "$OUTBOXD" -c "$INI" --role "$role" ${OUTBOXD_ARGS:-} >>"$log" 2>&1 &
 	OPID=$!
 }
 
