@@ -2,7 +2,7 @@
  * aws/source_imds.c: the EC2 instance profile through IMDSv2 (see
  * aws/credential_sources.h).  Every fetch asks for a session token
  * (PUT /latest/api/token), then the role name, then its credentials, each
- * with the token: IMDSv1 (no token) is not used, so instances that require
+ * with the token (1 s per call, 3 tries when no answer comes): IMDSv1 (no token) is not used, so instances that require
  * IMDSv2 work and a hop-limited container cannot fall back to v1.
  */
 #include "aws/credential_sources.h"
@@ -18,6 +18,9 @@
 
 #define IMDS_DEFAULT_ENDPOINT "http://169.254.169.254"
 #define IMDS_TIMEOUT_MS 1000L
+/* Calls that got no answer at all are tried this often (as the Go and Java
+ * SDKs do): a loaded host can miss the short timeout once. */
+#define IMDS_ATTEMPTS 3
 #define IMDS_TOKEN_TTL "21600"
 #define IMDS_CREDS_PATH "/latest/meta-data/iam/security-credentials/"
 
@@ -37,7 +40,12 @@ static int imds_call(const char *endpoint, const char *method, const char *path,
 		return -1;
 	}
 	req.url = url;
-	rc = aws_fetch(&req, resp, err, err_size);
+	for (int attempt = 1;; attempt++) {
+		rc = aws_fetch(&req, resp, err, err_size);
+		if (rc == 0 || attempt == IMDS_ATTEMPTS)
+			break;
+		aws_fetch_response_free(resp);
+	}
 	if (rc == 0 && resp->status != 200) {
 		snprintf(err, err_size, "%s \"%s\" answered HTTP %ld%s", method, url, resp->status,
 		         resp->status == 404 && strcmp(method, "GET") == 0
