@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/clock_skew.c: clock-skew correction (see aws/clock_skew.h).
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/credential_chain.c: the provider chain and the process-wide provider
  * (see aws/credential_chain.h).

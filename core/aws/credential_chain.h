@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/credential_chain.h: where credentials come from, in the AWS SDKs'
  * order (docs/aws.md, "Credentials"):

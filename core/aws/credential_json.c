@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/credential_json.c: credentials from a JSON document (see
  * aws/credential_json.h).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/credential_json.h: the JSON credential document that the container
  * endpoint, IMDS and credential_process programs answer with:

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/credential_sources.h: the links of the credential chain
  * (aws/credential_chain.h puts them in order).  Each looks at its own

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/credentials.c: credential snapshots and the shared, refreshing
  * provider (see aws/credentials.h).

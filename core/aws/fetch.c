@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/fetch.c: unsigned requests to credential endpoints (see aws/fetch.h).
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/fetch.h: one unsigned HTTP request to a credential endpoint (STS's
  * web-identity call, the container endpoint, IMDS).  These endpoints are

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/source_container.c: the container credential endpoint of ECS tasks
  * and EKS Pod Identity (see aws/credential_sources.h).

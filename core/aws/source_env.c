@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/source_env.c: credentials from the environment (see
  * aws/credential_sources.h).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/source_imds.c: the EC2 instance profile through IMDSv2 (see
  * aws/credential_sources.h).  Every fetch asks for a session token

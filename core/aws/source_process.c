@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/source_process.c: credential_process, a program that prints the
  * credentials as JSON on its standard output (see aws/credential_sources.h).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/source_profile.c: credentials from a profile of the shared files
  * (see aws/credential_sources.h and aws/profile.h).  Within the profile the

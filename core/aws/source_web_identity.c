@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/source_web_identity.c: a role assumed with a web identity token file
  * through STS AssumeRoleWithWebIdentity (EKS IRSA); see

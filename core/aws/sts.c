@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/sts.c: AssumeRoleWithWebIdentity and AssumeRole (see aws/sts.h).
  */

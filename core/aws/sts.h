@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * aws/sts.h: the two AWS STS calls the credential chain makes, over the
  * Query protocol (POST / with a form body, XML answers read with libxml2):

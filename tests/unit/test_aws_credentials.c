@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * test_aws_credentials.c: the credential provider (one refresher however
  * many threads ask, a refused snapshot refetched once, what happens when a
