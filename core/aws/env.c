@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aws/credential_chain.h"
 #include "common/log.h"
 
-/* getenv() that treats an empty value as unset, as the AWS SDKs do. */
-static const char *env_nonempty(const char *name)
+const char *aws_env_get(const char *name)
 {
 	const char *v = getenv(name);
 	return v != NULL && v[0] != '\0' ? v : NULL;
@@ -23,7 +23,7 @@ static const char *first_set(const char *explicit_value, const char *const *name
 	if (explicit_value != NULL && explicit_value[0] != '\0')
 		return explicit_value;
 	for (size_t i = 0; names[i] != NULL; i++) {
-		const char *v = env_nonempty(names[i]);
+		const char *v = aws_env_get(names[i]);
 		if (v != NULL)
 			return v;
 	}
@@ -41,14 +41,17 @@ char *aws_env_endpoint(enum aws_service svc, const char *explicit_url, const cha
 {
 	static const char *const sqs_names[] = {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL", NULL};
 	static const char *const s3_names[] = {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", NULL};
-	const char *v = first_set(explicit_url, svc == AWS_SERVICE_SQS ? sqs_names : s3_names);
+	static const char *const sts_names[] = {"AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL", NULL};
+	const char *const *names = svc == AWS_SERVICE_SQS ? sqs_names
+	                           : svc == AWS_SERVICE_S3 ? s3_names : sts_names;
+	const char *host = svc == AWS_SERVICE_SQS ? "sqs" : svc == AWS_SERVICE_S3 ? "s3" : "sts";
+	const char *v = first_set(explicit_url, names);
 	char *url = NULL;
 	size_t len;
 
 	if (v != NULL) {
 		url = strdup(v);
-	} else if (asprintf(&url, "https://%s.%s.amazonaws.com",
-	                    svc == AWS_SERVICE_SQS ? "sqs" : "s3", region) < 0) {
+	} else if (asprintf(&url, "https://%s.%s.amazonaws.com", host, region) < 0) {
 		url = NULL;
 	}
 	if (url == NULL)
@@ -61,9 +64,7 @@ char *aws_env_endpoint(enum aws_service svc, const char *explicit_url, const cha
 
 void aws_env_free(struct aws_env *env)
 {
-	free(env->access_key_id);
-	free(env->secret_access_key);
-	free(env->session_token);
+	aws_credentials_shared_release(env->credentials);
 	free(env->region);
 	free(env->sqs_endpoint);
 	free(env->s3_endpoint);
@@ -73,33 +74,44 @@ void aws_env_free(struct aws_env *env)
 int aws_env_load(struct aws_env *env, const char *region, const char *sqs_endpoint,
                  const char *s3_endpoint)
 {
-	const char *key = env_nonempty("AWS_ACCESS_KEY_ID");
-	const char *secret = env_nonempty("AWS_SECRET_ACCESS_KEY");
-	const char *token = env_nonempty("AWS_SESSION_TOKEN");
+	char tried[AWS_CHAIN_TRIED_LEN];
 
 	memset(env, 0, sizeof(*env));
-	if (key == NULL || secret == NULL) {
-		log_error("AWS credentials are not set: %s is missing",
-		          key == NULL ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY");
-		log_error("hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-		          "(and AWS_SESSION_TOKEN for temporary credentials)");
-		return -1;
-	}
-	env->access_key_id = strdup(key);
-	env->secret_access_key = strdup(secret);
-	env->session_token = token != NULL ? strdup(token) : NULL;
 	env->region = aws_env_region(region);
 	if (env->region == NULL)
-		goto fail;
+		goto oom;
+	if (aws_credentials_shared(env->region, &env->credentials, tried, sizeof(tried)) < 0) {
+		log_error("no AWS credentials found; tried %s", tried);
+		log_error("hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, set AWS_PROFILE, "
+		          "or run with an IAM role (docs/deploy-aws.md)");
+		aws_env_free(env);
+		return -1;
+	}
 	env->sqs_endpoint = aws_env_endpoint(AWS_SERVICE_SQS, sqs_endpoint, env->region);
 	env->s3_endpoint = aws_env_endpoint(AWS_SERVICE_S3, s3_endpoint, env->region);
-	if (env->access_key_id == NULL || env->secret_access_key == NULL ||
-	    (token != NULL && env->session_token == NULL) || env->sqs_endpoint == NULL ||
-	    env->s3_endpoint == NULL)
-		goto fail;
+	if (env->sqs_endpoint == NULL || env->s3_endpoint == NULL)
+		goto oom;
 	return 0;
-fail:
+oom:
 	log_error("out of memory while loading AWS settings");
 	aws_env_free(env);
 	return -1;
+}
+
+int aws_env_check_credentials(const char *explicit_region, char *msg, size_t msg_size)
+{
+	struct aws_credentials *p = NULL;
+	char *region = aws_env_region(explicit_region);
+	int rc;
+
+	if (region == NULL) {
+		snprintf(msg, msg_size, "out of memory");
+		return -1;
+	}
+	rc = aws_credential_chain_resolve(region, &p, msg, msg_size);
+	if (rc == 0)
+		snprintf(msg, msg_size, "%s", aws_credentials_source(p));
+	aws_credentials_unref(p);
+	free(region);
+	return rc;
 }

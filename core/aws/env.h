@@ -4,25 +4,30 @@
  * aws/env.h: where the AWS client gets its credentials, region and
  * endpoints from (resolution order in docs/aws.md).
  *
- * Everything is copied out of the environment once, at load time: getenv()
- * pointers may be invalidated by a later setenv(), and the client must not
- * see credentials change under it in the middle of a run.
+ * Region and endpoints are copied out of the environment once, at load
+ * time: getenv() pointers may be invalidated by a later setenv().
+ * Credentials come from the provider chain (aws/credential_chain.h): one
+ * provider shared by every struct aws_env of the process, which refreshes
+ * temporary credentials as they near expiry.
  */
 #ifndef OUTBOX_CORE_AWS_ENV_H
 #define OUTBOX_CORE_AWS_ENV_H
 
+#include <stddef.h>
+
+#include "aws/credentials.h"
 #include "common/compiler.h"
 
 enum aws_service {
 	AWS_SERVICE_SQS,
 	AWS_SERVICE_S3,
+	AWS_SERVICE_STS, /* only for endpoint resolution (the credential chain) */
 };
 
 /* Every pointer is owned by the struct and freed by aws_env_free(). */
 struct aws_env {
-	char *access_key_id;
-	char *secret_access_key; /* never logged */
-	char *session_token;     /* NULL when AWS_SESSION_TOKEN is unset or empty */
+	/* A reference to the process's shared provider. */
+	struct aws_credentials *credentials;
 	char *region;
 	char *sqs_endpoint;      /* "scheme://host[:port]", no trailing slash */
 	char *s3_endpoint;
@@ -32,14 +37,18 @@ struct aws_env {
  * Resolves credentials, the region and both endpoints.  region,
  * sqs_endpoint and s3_endpoint are the explicit values from relay.ini
  * (borrowed; NULL or "" when not configured).  Fails with a logged error
- * when AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is missing; *env is then
- * left empty.  Free with aws_env_free() in either case.
+ * naming every credential source tried when none has credentials; *env is
+ * then left empty.  Free with aws_env_free() in either case.
  */
 int aws_env_load(struct aws_env *env, const char *region, const char *sqs_endpoint,
                  const char *s3_endpoint) OUTBOX_MUSTCHECK;
 
 /* Frees every member and zeroes *env; safe on a zeroed or freed struct. */
 void aws_env_free(struct aws_env *env);
+
+/* getenv() that treats an empty value as unset, as the AWS SDKs do;
+ * borrowed from the environment. */
+const char *aws_env_get(const char *name);
 
 /*
  * The region: explicit, else AWS_REGION, else AWS_DEFAULT_REGION, else
@@ -49,13 +58,23 @@ void aws_env_free(struct aws_env *env);
 char *aws_env_region(const char *explicit_region) OUTBOX_MUSTCHECK;
 
 /*
- * The endpoint of svc: explicit, else AWS_ENDPOINT_URL_SQS or
- * AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL, else
- * https://sqs.REGION.amazonaws.com or https://s3.REGION.amazonaws.com.
+ * The endpoint of svc: explicit, else AWS_ENDPOINT_URL_SQS,
+ * AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL, else
+ * https://sqs.REGION.amazonaws.com, https://s3.REGION.amazonaws.com or
+ * https://sts.REGION.amazonaws.com.
  * A trailing '/' is removed.  Returns a string the caller frees with
  * free(), NULL when out of memory.
  */
 char *aws_env_endpoint(enum aws_service svc, const char *explicit_url,
                        const char *region) OUTBOX_MUSTCHECK;
+
+/*
+ * For --check-config: walks the credential chain for the region resolved
+ * from explicit_region (borrowed) without keeping the credentials.  Returns
+ * 0 with the source's name in msg, or -1 with every source tried and why
+ * in msg.  Never puts a secret in msg.
+ */
+int aws_env_check_credentials(const char *explicit_region, char *msg,
+                              size_t msg_size) OUTBOX_MUSTCHECK;
 
 #endif

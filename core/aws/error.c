@@ -66,6 +66,12 @@ static const struct code_info code_table[] = {
 	{"ServiceUnavailable", NULL, T, 0},
 	{"RequestExpired", NULL, T, CODE_SKEW},
 	{"RequestTimeTooSkewed", NULL, T, CODE_SKEW},
+	{"RequestInTheFuture", NULL, T, CODE_SKEW},
+	/* temporary credentials that ran out: the provider fetches new ones
+	 * (docs/aws.md, "Credentials"), so a later attempt succeeds */
+	{"ExpiredToken", NULL, T, 0},
+	{"ExpiredTokenException", NULL, T, 0},
+	{"TokenRefreshRequired", NULL, T, 0},
 	{"RequestTimeout", NULL, T, 0},
 	{"RequestTimeoutException", NULL, T, 0},
 	{"IncompleteSignature", NULL, P, 0},
@@ -105,6 +111,8 @@ static const struct code_info code_table[] = {
 	{"ChecksumMismatch", NULL, T, 0},
 	{"MalformedResponse", NULL, T, 0},
 	{"ResponseTooLarge", NULL, P, 0},
+	/* no valid credentials at the moment (a refresh failed): retry later */
+	{"CredentialsUnavailable", NULL, T, 0},
 };
 
 #undef T

@@ -74,8 +74,10 @@ enum aws_error_class aws_error_classify(long http_status, const char *code,
 /* Codes that clear only with time (OverLimit, PurgeQueueInProgress,
  * QueueDeletedRecently): retry, but only after a long delay. */
 bool aws_error_is_slow_clearing(const char *code);
-/* Clock-skew codes (RequestExpired, RequestTimeTooSkewed): the local clock
- * is probably wrong; repeated failures need an operator. */
+/* Clock-skew codes (RequestExpired, RequestTimeTooSkewed,
+ * RequestInTheFuture): the transport corrects its clock from the answer's
+ * Date and signs again once (aws/clock_skew.h); repeated failures need an
+ * operator. */
 bool aws_error_is_clock_skew(const char *code);
 
 /* "transient", "permanent" or "none"; static storage. */

@@ -4,6 +4,7 @@
  * aws/http.c: signed libcurl transport for SQS and S3 (see aws/http.h).
  */
 #include "aws/http.h"
+#include "aws/clock_skew.h"
 #include "common/hexdigest.h"
 #include "common/log.h"
 
@@ -24,9 +25,7 @@ struct aws_http {
 	char *region;
 	char *scheme;   /* "http" / "https" */
 	char *host;     /* host[:port] exactly as sent in Host: */
-	char *key_id;
-	char *secret;
-	char *token;    /* NULL when none */
+	struct aws_credentials *creds; /* a reference to the shared provider */
 	long connect_timeout_ms;
 	long timeout_ms;
 	size_t max_response_bytes;
@@ -40,6 +39,7 @@ struct aws_http {
 	char query_error[HDR_VALUE_LEN];
 	char error_type[HDR_VALUE_LEN];
 	char etag[AWS_HTTP_ETAG_LEN];
+	char date[HDR_VALUE_LEN];
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -100,15 +100,13 @@ int aws_http_new(const struct aws_env *env, enum aws_service svc, struct aws_htt
 	c->s3 = svc == AWS_SERVICE_S3;
 	c->service = strdup(c->s3 ? "s3" : "sqs");
 	c->region = dup_or_null(env->region);
-	c->key_id = dup_or_null(env->access_key_id);
-	c->secret = dup_or_null(env->secret_access_key);
-	c->token = dup_or_null(env->session_token);
+	c->creds = env->credentials != NULL ? aws_credentials_ref(env->credentials) : NULL;
 	c->connect_timeout_ms = AWS_HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
 	c->timeout_ms = AWS_HTTP_DEFAULT_TIMEOUT_MS;
 	c->max_response_bytes = AWS_HTTP_DEFAULT_MAX_RESPONSE_BYTES;
 	c->curl = curl_easy_init();
-	if (c->service == NULL || c->region == NULL || c->key_id == NULL || c->secret == NULL ||
-	    (env->session_token != NULL && c->token == NULL) || c->curl == NULL || endpoint == NULL)
+	if (c->service == NULL || c->region == NULL || c->creds == NULL || c->curl == NULL ||
+	    endpoint == NULL)
 		goto fail;
 	if (parse_endpoint(c, endpoint) < 0)
 		goto fail;
@@ -129,11 +127,7 @@ void aws_http_free(struct aws_http *c)
 	free(c->region);
 	curl_free(c->scheme);
 	free(c->host);
-	free(c->key_id);
-	if (c->secret != NULL)
-		explicit_bzero(c->secret, strlen(c->secret));
-	free(c->secret);
-	free(c->token);
+	aws_credentials_unref(c->creds);
 	free(c->body);
 	free(c);
 }
@@ -212,6 +206,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
 	capture_header(line, n, "x-amzn-query-error", c->query_error, sizeof(c->query_error));
 	capture_header(line, n, "X-Amzn-ErrorType", c->error_type, sizeof(c->error_type));
 	capture_header(line, n, "ETag", c->etag, sizeof(c->etag));
+	capture_header(line, n, "Date", c->date, sizeof(c->date));
 	return n;
 }
 
@@ -233,7 +228,8 @@ static int slist_add(struct curl_slist **list, const char *name, const char *val
 /* Host, x-amz-date, payload hash, token and the caller's headers: the set
  * that is both signed and sent. */
 static size_t build_signed_headers(const struct aws_http *c, const struct aws_http_request *req,
-                                   const char *host, const char *date, const char *payload_hash,
+                                   const struct aws_creds *creds, const char *host,
+                                   const char *date, const char *payload_hash,
                                    struct sigv4_header *h)
 {
 	size_t n = 0;
@@ -242,8 +238,8 @@ static size_t build_signed_headers(const struct aws_http *c, const struct aws_ht
 	h[n++] = (struct sigv4_header){"X-Amz-Date", date};
 	if (c->s3)
 		h[n++] = (struct sigv4_header){SIGV4_CONTENT_SHA256_HEADER, payload_hash};
-	if (c->token != NULL)
-		h[n++] = (struct sigv4_header){SIGV4_SECURITY_TOKEN_HEADER, c->token};
+	if (creds->session_token != NULL)
+		h[n++] = (struct sigv4_header){SIGV4_SECURITY_TOKEN_HEADER, creds->session_token};
 	for (size_t i = 0; i < req->n_headers; i++)
 		h[n++] = req->headers[i];
 	return n;
@@ -348,6 +344,7 @@ static void clear_transfer_state(struct aws_http *c)
 	c->query_error[0] = '\0';
 	c->error_type[0] = '\0';
 	c->etag[0] = '\0';
+	c->date[0] = '\0';
 	c->errbuf[0] = '\0';
 }
 
@@ -422,11 +419,14 @@ unsigned long aws_http_requests_made(void)
 	return atomic_load_explicit(&requests_made, memory_order_relaxed);
 }
 
-int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
-                     struct aws_http_response *resp, struct aws_result *res)
+/* One signed attempt with creds. */
+static int perform_once(struct aws_http *c, const struct aws_http_request *req,
+                        const struct aws_creds *creds, struct aws_http_response *resp,
+                        struct aws_result *res)
 {
 	struct sigv4_header hdrs[4 + AWS_HTTP_MAX_EXTRA_HEADERS];
-	struct sigv4_credentials creds = {c->key_id, c->secret, c->token};
+	struct sigv4_credentials sc = {creds->access_key_id, creds->secret_access_key,
+	                               creds->session_token};
 	struct sigv4_scope scope = {c->region, c->service, c->s3};
 	struct curl_slist *list = NULL;
 	char *host = NULL;
@@ -441,22 +441,20 @@ int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
 	resp->body = "";
 	resp->content_length = -1;
 	clear_transfer_state(c);
-	if (req->n_headers > AWS_HTTP_MAX_EXTRA_HEADERS)
-		return aws_result_fail(res, "InvalidParameterValue", "too many request headers");
 	url = build_url(c, req, &host);
 	if (url == NULL) {
 		(void)aws_result_fail(res, "InternalError", "out of memory");
 		goto out;
 	}
-	sigv4_format_date((long long)time(NULL), date);
+	sigv4_format_date(aws_clock_now(), date);
 	if (c->s3)
 		(void)sha256_hex(req->body, req->body_len, hash);
 	struct sigv4_request sreq = {
 		.method = req->method, .path = req->path, .query = req->query,
-		.headers = hdrs, .n_headers = build_signed_headers(c, req, host, date, hash, hdrs),
+		.headers = hdrs, .n_headers = build_signed_headers(c, req, creds, host, date, hash, hdrs),
 		.body = req->body, .body_len = req->body_len, .payload_hash = c->s3 ? hash : NULL,
 	};
-	auth = sigv4_authorization(&sreq, &scope, &creds);
+	auth = sigv4_authorization(&sreq, &scope, &sc);
 	if (auth == NULL) {
 		/* Deterministic (a malformed header): retrying cannot help. */
 		(void)aws_result_fail(res, "SigningFailed", "could not sign the request");
@@ -478,4 +476,64 @@ out:
 	free(url);
 	free(host);
 	return rc;
+}
+
+/* Codes that mean "these keys are no longer (or not yet) valid": after a
+ * rotation the request is signed again with fresh credentials. */
+static bool is_rotation_code(const char *code)
+{
+	static const char *const codes[] = {
+		"ExpiredToken", "ExpiredTokenException", "InvalidClientTokenId", "InvalidAccessKeyId",
+		"TokenRefreshRequired", "InvalidToken", NULL,
+	};
+
+	for (size_t i = 0; codes[i] != NULL; i++) {
+		if (strcmp(code, codes[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
+                     struct aws_http_response *resp, struct aws_result *res)
+{
+	bool refreshed = false, reclocked = false;
+	char err[AWS_CREDS_ERR_LEN];
+	int rc;
+
+	if (req->n_headers > AWS_HTTP_MAX_EXTRA_HEADERS) {
+		memset(resp, 0, sizeof(*resp));
+		resp->body = "";
+		return aws_result_fail(res, "InvalidParameterValue", "too many request headers");
+	}
+	for (;;) {
+		struct aws_creds *creds = aws_credentials_get(c->creds, err, sizeof(err));
+
+		if (creds == NULL) {
+			memset(resp, 0, sizeof(*resp));
+			resp->body = "";
+			return aws_result_fail(res, "CredentialsUnavailable", "%s", err);
+		}
+		rc = perform_once(c, req, creds, resp, res);
+		if (rc == 0) {
+			aws_creds_unref(creds);
+			return 0;
+		}
+		/* At most one retry for each cause, so a real authorisation or
+		 * clock problem still fails fast (and is classified as usual). */
+		if (!refreshed && is_rotation_code(res->code) &&
+		    aws_credentials_invalidate(c->creds, creds)) {
+			refreshed = true;
+			log_info("aws %s %s refused with %s, signing again with new credentials request_id=%s",
+			         c->service, req->path, res->code, res->request_id);
+		} else if (!reclocked && aws_clock_is_skew_code(res->code) && aws_clock_correct(c->date)) {
+			reclocked = true;
+			log_info("aws %s %s refused with %s, signing again with the corrected clock request_id=%s",
+			         c->service, req->path, res->code, res->request_id);
+		} else {
+			aws_creds_unref(creds);
+			return rc;
+		}
+		aws_creds_unref(creds);
+	}
 }

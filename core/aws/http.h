@@ -9,9 +9,13 @@
  * once at startup, while still single-threaded, and curl_global_cleanup()
  * at exit; the client never does.
  *
- * Every request is signed with SigV4 (core/aws/sigv4.h) and carries host,
- * x-amz-date, x-amz-content-sha256 (S3), X-Amz-Security-Token (when a
- * session token is set) and the caller's headers, all signed.  TLS
+ * Every request is signed with SigV4 (core/aws/sigv4.h) with one snapshot of
+ * the process's credential provider (aws/credentials.h) and the corrected
+ * clock (aws/clock_skew.h), and carries host, x-amz-date,
+ * x-amz-content-sha256 (S3), X-Amz-Security-Token (when the snapshot has a
+ * session token) and the caller's headers, all signed.  A request refused
+ * because its keys were rotated away, or because of clock skew, is signed
+ * again once (docs/aws.md, "Credentials" and "Clock skew").  TLS
  * verification is always on, "Expect: 100-continue" is never sent, and the
  * response body is bounded.  Neither the secret key nor the Authorization
  * header is ever logged.
@@ -69,8 +73,8 @@ struct aws_http_response {
 };
 
 /*
- * Creates a client for svc with env's credentials, region and endpoint
- * (copied; env may be freed afterwards).  The endpoint must be
+ * Creates a client for svc with env's region and endpoint (copied) and a
+ * reference to env's credential provider (env may be freed afterwards).  The endpoint must be
  * scheme://host[:port] with no path.  Caller frees with aws_http_free().
  */
 int aws_http_new(const struct aws_env *env, enum aws_service svc,

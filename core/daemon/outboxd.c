@@ -24,6 +24,7 @@
 
 #include <curl/curl.h>
 
+#include "aws/env.h"
 #include "aws/http.h"
 #include "config/config.h"
 #include "consumer/consumer.h"
@@ -131,6 +132,20 @@ static void report_config_errors(const char *path, const struct cfg_errors *errs
 	fprintf(stderr, "outboxd: configuration file \"%s\" test failed\n", path);
 }
 
+/* --check-config: the credentials a real start would sign with (their
+ * source, never the keys). */
+static int check_aws_credentials(const struct cfg *cfg)
+{
+	char msg[4096];
+
+	if (aws_env_check_credentials(cfg->aws.region, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "outboxd: no AWS credentials found; tried %s\n", msg);
+		return -1;
+	}
+	printf("AWS credentials: %s\n", msg);
+	return 0;
+}
+
 /*
  * Loads the file; with --check-config also loads, checks and starts every
  * plugin once (a real start does that when it creates the instances it
@@ -152,6 +167,8 @@ static int check_config(const struct options *opts, struct cfg **cfg)
 	if (rc < 0)
 		report_config_errors(opts->config_path, &errs);
 	cfg_errors_free(&errs);
+	if (rc == 0 && opts->check_config)
+		rc = check_aws_credentials(*cfg);
 	return rc;
 }
 

@@ -3,7 +3,7 @@
 # only for what is missing (Node and npm may come from outside Debian).
 install_deps() {
 	local pkgs=(build-essential autoconf automake libtool pkg-config
-		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libcmocka-dev
+		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libxml2-dev libcmocka-dev
 		postgresql-15 postgresql-client-15 curl ca-certificates valgrind jq
 		clang libclang-rt-14-dev python3 python3-psycopg2)
 	local want=()

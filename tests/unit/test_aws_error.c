@@ -253,6 +253,7 @@ static void clear_aws_env(void)
 	static const char *const vars[] = {
 		"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS",
 		"AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+		"AWS_ENDPOINT_URL_STS",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
@@ -290,20 +291,29 @@ static void test_env_credentials(void **state)
 {
 	struct aws_env env;
 
+	char err[AWS_CREDS_ERR_LEN];
+	struct aws_creds *c;
+
 	clear_aws_env();
 	setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
-	assert_int_equal(aws_env_load(&env, NULL, NULL, NULL), -1);
-	aws_env_free(&env);
 	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
 	setenv("AWS_SESSION_TOKEN", "tok", 1);
 	assert_int_equal(aws_env_load(&env, "eu-central-1", NULL, "http://s3.local:9000"), 0);
-	assert_string_equal(env.access_key_id, "AKID");
-	assert_string_equal(env.session_token, "tok");
+	c = aws_credentials_get(env.credentials, err, sizeof(err));
+	assert_non_null(c);
+	assert_string_equal(c->access_key_id, "AKID");
+	assert_string_equal(c->session_token, "tok");
+	assert_string_equal(aws_credentials_source(env.credentials), "environment");
+	aws_creds_unref(c);
 	assert_string_equal(env.region, "eu-central-1");
 	assert_string_equal(env.sqs_endpoint, "https://sqs.eu-central-1.amazonaws.com");
 	assert_string_equal(env.s3_endpoint, "http://s3.local:9000");
+	expect_str(aws_env_endpoint(AWS_SERVICE_STS, NULL, "eu-central-1"),
+	           "https://sts.eu-central-1.amazonaws.com");
+	setenv("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:1/", 1);
+	expect_str(aws_env_endpoint(AWS_SERVICE_STS, NULL, "x"), "http://127.0.0.1:1");
 	aws_env_free(&env);
-	assert_null(env.secret_access_key);
+	assert_null(env.credentials);
 	clear_aws_env();
 }
 
