@@ -217,8 +217,9 @@ void consumer_stop(struct consumer *c)
 		log_warning("released %zu claim(s) of handlers still running", n);
 		/* A handler that never returns cannot be joined; its claim is released,
 		 * so ending the process loses nothing. */
-		if (!wait_idle(c, grace > 5 ? grace : 5)) {
-			log_error("handlers did not return after their claims were released; exiting");
+		if (!wait_idle(c, CONSUMER_RELEASE_WAIT_SECONDS)) {
+			log_error("handlers did not return %d s after their claims were released;"
+			          " exiting", CONSUMER_RELEASE_WAIT_SECONDS);
 			_exit(0);
 		}
 	}

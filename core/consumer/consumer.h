@@ -41,10 +41,17 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
                    struct plugin_instance *const *instances, size_t n,
                    const char *instance_id, struct consumer **out) OUTBOX_MUSTCHECK;
 
+/* After the grace period and the release of the claims still running:
+ * how long handlers get to return before the process exits anyway. */
+#define CONSUMER_RELEASE_WAIT_SECONDS 5
+
 /*
  * Stop receiving; let running handlers finish within
  * consumer.shutdown_grace_seconds, release the claims of those that do not
  * (back to PENDING, message made visible); join and free c.  NULL is a no-op.
+ * When a handler has not returned CONSUMER_RELEASE_WAIT_SECONDS after its
+ * claim was released, the process exits (status 0) from here: a handler
+ * thread that never returns cannot be joined, and its claim is given back.
  */
 void consumer_stop(struct consumer *c);
 

@@ -29,6 +29,7 @@
 #include "config/config.h"
 #include "consumer/consumer.h"
 #include "daemon/plugins.h"
+#include "daemon/shutdown.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
@@ -272,6 +273,7 @@ static int run(const struct cfg *cfg, enum role role)
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
 	wait_for_stop(&set);
+	(void)shutdown_watchdog_arm(cfg->consumer.shutdown_grace_seconds);
 	rc = OUTBOXD_EXIT_OK;
 out:
 	maintenance_stop(maint);
