@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "consumer/internal.h"
 #include "consumer/message.h"
+#include "consumer/quarantine.h"
 #include "consumer/services.h"
 #include "db/db.h"
 #include "common/fault.h"
@@ -50,6 +51,7 @@ struct batch {
 	struct consumer_worker *w;
 	struct bjob j[SQS_MAX_BATCH_ENTRIES];
 	size_t n;
+	const char *last_run; /* job_id of the last execute(), borrowed from j[] */
 };
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
@@ -234,11 +236,27 @@ static int extend(struct consumer_worker *w, const struct ledger_claim *claim, c
 	                           errlen);
 }
 
+/* Records j's handler run as started (the poison-job count needs it
+ * before the run), renewing its lease; a CAS binding the claim. */
+static int mark_started(struct batch *b, const struct ledger_claim *claim, char *err,
+                        size_t errlen)
+{
+	struct consumer_worker *w = b->w;
+
+	if (consumer_worker_ensure(w) < 0) {
+		snprintf(err, errlen, "no database connection");
+		return -1;
+	}
+	return ledger_mark_started(w->conn, claim, w->c->cfg->consumer.lease_seconds, b->last_run,
+	                           err, errlen);
+}
+
 /*
  * May the waiting claim j run now?  Not when the heartbeat lost or
- * released it; when it is older than a third of the lease, its lease is
- * extended here first (a CAS binding the claim), so a claim that lapsed
- * and was taken by another delivery never runs.
+ * released it.  A run the claim did not record as started is recorded
+ * now; otherwise, when the claim is older than a third of the lease, its
+ * lease is extended here first.  Both are CASes binding the claim, so a
+ * claim that lapsed and was taken by another delivery never runs.
  */
 static bool still_ours(struct batch *b, struct bjob *j)
 {
@@ -249,6 +267,8 @@ static bool still_ours(struct batch *b, struct bjob *j)
 
 	if (w->c->hb != NULL && heartbeat_outcome(w->c->hb, slot_of(b, j)) != HEARTBEAT_KEPT)
 		rc = 0;
+	else if (!j->claim.run_marked)
+		rc = mark_started(b, &j->claim, err, sizeof(err));
 	else if (now_ms() - j->claimed_ms > (int64_t)lease * 1000 / 3)
 		rc = extend(w, &j->claim, err, sizeof(err));
 	if (rc == 1)
@@ -281,6 +301,7 @@ static void execute(struct batch *b, struct bjob *j)
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
 	j->executed = true;
+	b->last_run = j->claim.job_id;
 }
 
 static void run_all(struct batch *b)
@@ -290,10 +311,15 @@ static void run_all(struct batch *b)
 
 		if (!j->won)
 			continue;
-		if (consumer_stopping(b->w->c))
+		if (consumer_stopping(b->w->c)) {
 			give_back_claim(b, j);
-		else if (still_ours(b, j))
+		} else if (consumer_quarantine_due(b->w, &j->claim)) {
+			j->won = false;
+			if (end_slot(b, j) == HEARTBEAT_KEPT)
+				consumer_quarantine(b->w, j->m, &j->claim);
+		} else if (still_ours(b, j)) {
 			execute(b, j);
+		}
 	}
 }
 

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "consumer/liveness.h"
 #include "db/db.h"
 
 /* The binding every transition out of CLAIMED carries ($1..$5). */
@@ -24,6 +25,20 @@
 #define CLAIMABLE                                                   \
 	" (status = 'PENDING' AND next_attempt_at <= now()"             \
 	"  OR status = 'CLAIMED' AND lease_until < now())"
+
+/* The job's last handler run started and its process is gone: CLAIMED,
+ * started_by set, and nobody holds that key's liveness lock
+ * (consumer/liveness.h).  Old values when used in an UPDATE's SET. */
+#define RUN_CRASHED                                                              \
+	" (status = 'CLAIMED' AND started_by IS NOT NULL AND NOT EXISTS ("         \
+	"   SELECT 1 FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory'"     \
+	"      AND l.classid = " LIVENESS_LOCK_SPACE_SQL "::oid"                   \
+	"      AND l.objid = started_by::oid AND l.objsubid = 2 AND l.granted"     \
+	"      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d"       \
+	"                         WHERE d.datname = current_database())))"
+
+/* Every claim counts a crashed last run (RUN_CRASHED). */
+#define COUNT_CRASH " crash_count = crash_count + CASE WHEN" RUN_CRASHED " THEN 1 ELSE 0 END,"
 
 /* A price job's window has another generation than the job's; the window
  * row is share-locked so that a correction waits for the decision. */
@@ -53,6 +68,7 @@ enum stmt {
 	ST_LOCK_CLAIMS,
 	ST_SUCCEED_BATCH,
 	ST_REARM_EVENT,
+	ST_MARK_STARTED,
 	ST_COUNT
 };
 
@@ -75,20 +91,22 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	[ST_WINDOW_LOCK] = {"ledger_price_window_lock", 2,
 		"SELECT generation FROM outbox.price_windows"
 		" WHERE symbol = $1 AND window_start = $2::timestamptz FOR SHARE"},
-	[ST_CLAIM] = {"ledger_claim", 4,
+	/* The single claims: the handler runs right after, so the run is
+	 * recorded as started ($7 started_by) with the claim itself. */
+	[ST_CLAIM] = {"ledger_claim", 5,
 		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1,"
+		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $5::integer,"
 		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer AND" CLAIMABLE
 		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
-		"           payload::text"},
-	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 6,
+		"           payload::text, crash_count"},
+	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 7,
 		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1,"
+		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $7::integer,"
 		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
 		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL AND" CLAIMABLE
-		" RETURNING attempt_count, false, 0, payload::text"},
+		" RETURNING attempt_count, false, 0, payload::text, crash_count"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
 		"       last_error = 'the price window was corrected: a newer generation exists',"
@@ -141,6 +159,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"UPDATE outbox.jobs SET redrive_generation = redrive_generation + 1,"
 		"       status = 'PENDING', attempt_count = 0, next_attempt_at = now(),"
 		"       dead_reason = NULL, claimed_by = NULL, lease_until = NULL,"
+		"       started_by = NULL, crash_count = 0,"
 		"       finished_at = NULL, updated_at = now()"
 		" WHERE job_id = $1 RETURNING redrive_generation"},
 	[ST_REDRIVE_EVENT] = {"ledger_redrive_event", 6,
@@ -151,7 +170,10 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * generation and job type; rows another transaction holds locked are
 	 * skipped (no waits, no lock-order deadlock between workers): the caller
 	 * applies the per-message rules to every message it did not win. */
-	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 6,
+	/* Only the batch's first message ($8) runs right after the claim:
+	 * its run is recorded as started ($7) here, the others' by
+	 * ledger_mark_started() each before it runs. */
+	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 8,
 		"WITH c AS ("
 		"  SELECT j.job_id FROM outbox.jobs j"
 		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
@@ -160,10 +182,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   WHERE j.destination = $4 AND j.window_symbol IS NULL AND" CLAIMABLE
 		"   FOR UPDATE OF j SKIP LOCKED)"
 		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
-		"       attempt_count = j.attempt_count + 1,"
+		"       attempt_count = j.attempt_count + 1," COUNT_CRASH
+		"       started_by = CASE WHEN j.job_id = $8 THEN $7::integer END,"
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
 		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
-		" RETURNING j.job_id, j.attempt_count, j.payload::text"},
+		" RETURNING j.job_id, j.attempt_count, j.payload::text, j.crash_count,"
+		"           j.started_by IS NOT NULL"},
 	/* The completion transaction's first statement: lock the rows whose
 	 * claims ($1 job ids, $2 attempt counts, $3 redrive generations, by
 	 * $4, no window) still hold, in job_id order. */
@@ -193,6 +217,16 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" WHERE e.job_id = $1 AND e.redrive_generation = $2::integer"
 		"   AND e.status = 'PUBLISHED' AND j.job_id = e.job_id"
 		"   AND j.redrive_generation = e.redrive_generation AND j.status = 'PENDING'"},
+	/* The handler run of a claim starts: recorded, and the lease renewed;
+	 * the run before it in the batch ($8, same claimed_by) has returned,
+	 * so it no longer counts as running. */
+	[ST_MARK_STARTED] = {"ledger_mark_started", 8,
+		"WITH prev AS ("
+		"  UPDATE outbox.jobs SET started_by = NULL"
+		"   WHERE job_id = $8 AND claimed_by = $2 AND status = 'CLAIMED')"
+		" UPDATE outbox.jobs SET started_by = $6::integer,"
+		"       lease_until = now() + make_interval(secs => $7::float8),"
+		"       updated_at = now()" CLAIM_BINDING},
 };
 
 int ledger_prepare(PGconn *conn, char *err, size_t errlen)
@@ -315,14 +349,15 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
 	return rc;
 }
 
-/* ST_CLAIM or ST_CLAIM_DIRECT (destination and job_type: $5, $6). */
+/* ST_CLAIM ($5 started_by) or ST_CLAIM_DIRECT (destination and
+ * job_type: $5, $6; started_by $7). */
 static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_generation,
                  const char *claimed_by, int lease_seconds, const char *destination,
                  const char *job_type, struct ledger_claim *out, char **payload,
                  char *err, size_t errlen)
 {
-	char gen[16], lease[16];
-	const char *params[6] = {job_id, gen, claimed_by, lease, destination, job_type};
+	char gen[16], lease[16], key[16];
+	const char *params[7] = {job_id, gen, claimed_by, lease, destination, job_type, key};
 	PGresult *res;
 	int rc = 0;
 
@@ -330,6 +365,9 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	memset(out, 0, sizeof(*out));
 	snprintf(gen, sizeof(gen), "%d", redrive_generation);
 	snprintf(lease, sizeof(lease), "%d", lease_seconds);
+	snprintf(key, sizeof(key), "%d", liveness_key());
+	if (st == ST_CLAIM)
+		params[4] = key;
 	res = run(conn, st, params, err, errlen);
 	if (res == NULL)
 		return -1;
@@ -348,6 +386,8 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	out->redrive_generation = redrive_generation;
 	out->has_price_window = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	out->window_generation = to_int(PQgetvalue(res, 0, 2));
+	out->crash_count = to_int(PQgetvalue(res, 0, 4));
+	out->run_marked = true;
 	rc = 1;
 out:
 	PQclear(res);
@@ -412,6 +452,22 @@ int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int leas
 	snprintf(t.extra, sizeof(t.extra), "%d", lease_seconds);
 	params[5] = t.extra;
 	return run_cas(conn, ST_EXTEND, params, err, errlen);
+}
+
+int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
+                        const char *previous_job_id, char *err, size_t errlen)
+{
+	struct claim_text t;
+	char key[16];
+	const char *params[8];
+
+	claim_params(claim, &t, params);
+	snprintf(key, sizeof(key), "%d", liveness_key());
+	snprintf(t.extra, sizeof(t.extra), "%d", lease_seconds);
+	params[5] = key;
+	params[6] = t.extra;
+	params[7] = previous_job_id;
+	return run_cas(conn, ST_MARK_STARTED, params, err, errlen);
 }
 
 int ledger_succeed(PGconn *conn, const struct ledger_claim *claim, char *err, size_t errlen)
@@ -664,6 +720,8 @@ static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size
 		copy_field(claims[i].claimed_by, sizeof(claims[i].claimed_by), claimed_by);
 		claims[i].attempt_count = to_int(PQgetvalue(res, r, 1));
 		claims[i].redrive_generation = reqs[i].redrive_generation;
+		claims[i].crash_count = to_int(PQgetvalue(res, r, 3));
+		claims[i].run_marked = strcmp(PQgetvalue(res, r, 4), "t") == 0;
 		won[i] = true;
 		got++;
 	}
@@ -676,7 +734,7 @@ int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t
                        char *err, size_t errlen)
 {
 	const char *ids[LEDGER_BATCH_MAX], *types[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
-	char nums[LEDGER_BATCH_MAX][16], lease[16];
+	char nums[LEDGER_BATCH_MAX][16], lease[16], key[16];
 	int genv[LEDGER_BATCH_MAX];
 	char *a_ids = NULL, *a_gens = NULL, *a_types = NULL;
 	PGresult *res = NULL;
@@ -702,7 +760,9 @@ int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	const char *params[6] = {a_ids, a_gens, a_types, destination, claimed_by, lease};
+	snprintf(key, sizeof(key), "%d", liveness_key());
+	const char *params[8] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key,
+	                         reqs[0].job_id};
 	res = run(conn, ST_CLAIM_BATCH, params, err, errlen);
 	if (res != NULL)
 		rc = claimed_rows(res, reqs, n, claimed_by, claims, payloads, won, err, errlen);

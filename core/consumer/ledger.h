@@ -69,6 +69,13 @@ struct ledger_claim {
 	int redrive_generation;
 	bool has_price_window;
 	int window_generation;
+	/* Handler runs of the job that ended with their process, this claim's
+	 * finding included (docs/outboxd.md, "Quarantine"). */
+	int crash_count;
+	/* The run is recorded as started (outbox.jobs.started_by): always for
+	 * ledger_claim() and ledger_claim_direct(); for a batch claim only the
+	 * first message's, the others need ledger_mark_started(). */
+	bool run_marked;
 };
 
 /* Prepare every statement on conn.  Returns 0 or -1 with err. */
@@ -92,7 +99,9 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
 /*
  * The claim (rule 5): PENDING and due, or CLAIMED with an expired lease,
  * of generation redrive_generation -> CLAIMED by claimed_by (copied into
- * out), attempt_count + 1, lease_until = now() + lease_seconds.  On 1,
+ * out), attempt_count + 1, lease_until = now() + lease_seconds, the run
+ * recorded as started by this process (started_by; a previous run whose
+ * process is gone counted in crash_count, see consumer/liveness.h).  On 1,
  * *payload is the job's payload as JSON text (caller frees with free()).
  */
 int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
@@ -159,6 +168,14 @@ int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims,
  * lease, of this generation) -> DEAD, dead_reason 'STALE'. */
 int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,
                       char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/* A batch claim's handler run starts: started_by = this process's
+ * liveness key and lease_until = now() + lease_seconds, binding the claim.
+ * The run of previous_job_id (borrowed; NULL: none), claimed by the same
+ * claimed_by, returned before: its started_by is cleared, so a crash now
+ * is not counted against it. */
+int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
+                        const char *previous_job_id, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /* Heartbeat: lease_until = now() + lease_seconds, binding the claim. */
 int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
@@ -229,7 +246,7 @@ int ledger_record_dlq(PGconn *conn, const struct ledger_dlq_record *rec,
 /*
  * outboxctl redrive, inside the caller's transaction: lock the job; refuse
  * it under a live lease; raise redrive_generation, reset it to PENDING
- * (attempt_count 0, due now, no claim, no dead_reason) and insert the new
+ * (attempt_count 0, crash_count 0, due now, no claim, no dead_reason) and insert the new
  * outbox event with the relay's body format.  Returns 1 with *new_generation
  * and event_id (event_id_len >= 128), 0 if the job does not exist, -2 if it
  * is under a live lease, -1 on a database error.
