@@ -7,7 +7,8 @@
  * database): job counts by state, outbox counts by state, the age of the
  * oldest NEW event and of the oldest due PENDING job (seconds since the row
  * was created; null when there is none).  Every state appears, zero
- * included.  The JSON shape is fixed: docs/outboxctl.md, "status".
+ * included; "paused" says whether outboxctl pause holds the destination.
+ * The JSON shape is fixed: docs/outboxctl.md, "status".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +50,11 @@ static json_t *zero_counts(const char *const *states, int n)
 
 static json_t *new_destination(void)
 {
-	return json_pack("{s:o, s:o, s:n, s:n}",
+	return json_pack("{s:o, s:o, s:n, s:n, s:b}",
 	                 "jobs", zero_counts(job_states, N_JOB_STATES),
 	                 "outbox", zero_counts(event_states, N_EVENT_STATES),
-	                 "oldest_new_age_seconds", "oldest_due_pending_age_seconds");
+	                 "oldest_new_age_seconds", "oldest_due_pending_age_seconds",
+	                 "paused", 0);
 }
 
 /* Borrowed reference to the destination's object, created on first use. */
@@ -107,6 +109,20 @@ static int load_ages(PGconn *conn, json_t *dests, char *err, size_t errlen)
 	return 0;
 }
 
+/* outboxctl pause: "paused": true on each paused destination. */
+static int load_paused(PGconn *conn, json_t *dests, char *err, size_t errlen)
+{
+	PGresult *res = db_query(conn, "SELECT destination FROM outbox.paused_destinations", 0,
+	                         NULL, err, errlen);
+
+	if (res == NULL)
+		return -1;
+	for (int i = 0; i < PQntuples(res); i++)
+		json_object_set_new(destination(dests, PQgetvalue(res, i, 0)), "paused", json_true());
+	PQclear(res);
+	return 0;
+}
+
 static void print_age(const json_t *v)
 {
 	if (json_is_number(v))
@@ -129,6 +145,8 @@ static void print_row(const char *name, const json_t *d)
 		print_age(json_object_get(d, "oldest_new_age_seconds"));
 		print_age(json_object_get(d, "oldest_due_pending_age_seconds"));
 	}
+	if (json_is_true(json_object_get(d, "paused")))
+		printf("  paused");
 	putchar('\n');
 }
 
@@ -166,7 +184,8 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	for (size_t i = 0; i < ctl->cfg->n_destinations; i++)
 		destination(dests, ctl->cfg->destinations[i].name);
 	if (load_counts(conn, dests, totals, err, sizeof(err)) < 0 ||
-	    load_ages(conn, dests, err, sizeof(err)) < 0) {
+	    load_ages(conn, dests, err, sizeof(err)) < 0 ||
+	    load_paused(conn, dests, err, sizeof(err)) < 0) {
 		ctl_error("could not read the status: %s", err);
 		exit_code = db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
 		json_decref(dests);

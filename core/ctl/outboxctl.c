@@ -39,6 +39,8 @@ static const struct command commands[] = {
 	{"reconcile-artifacts", cmd_reconcile_artifacts,
 	 "reconcile-artifacts [--grace SECONDS] [--dry-run] [--json]"},
 	{"prune", cmd_prune, "prune [--dry-run] [--json]"},
+	{"pause", cmd_pause, "pause DEST"},
+	{"resume", cmd_resume, "resume DEST"},
 };
 
 static void usage(FILE *out)

@@ -78,7 +78,7 @@ check "unknown destination is named" grep -q 'destination "nowhere" is not confi
 # --- status --------------------------------------------------------------
 "$OUTBOXCTL" -c "$ini" status --json >"$TEST_TMP/s.json"
 check "status --json: news counts" test "$(jq -r '.destinations.news.jobs.PENDING, .destinations.news.outbox.NEW' "$TEST_TMP/s.json" | tr '\n' ' ')" = "2 2 "
-check "status --json: every state present with zeros" test "$(jq -c '.destinations.price' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":0,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":0,"PUBLISHED":0,"DEAD":0},"oldest_new_age_seconds":null,"oldest_due_pending_age_seconds":null}'
+check "status --json: every state present with zeros" test "$(jq -c '.destinations.price' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":0,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":0,"PUBLISHED":0,"DEAD":0},"oldest_new_age_seconds":null,"oldest_due_pending_age_seconds":null,"paused":false}'
 check "status --json: totals" test "$(jq -c '.totals' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":2,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":2,"PUBLISHED":0,"DEAD":0}}'
 check "status --json: oldest NEW age is a number" test "$(jq -r '.destinations.news.oldest_new_age_seconds | type' "$TEST_TMP/s.json")" = number
 "$OUTBOXCTL" -c "$ini" status >"$TEST_TMP/s.txt"
