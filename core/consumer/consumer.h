@@ -15,6 +15,7 @@
 #ifndef OUTBOX_CORE_CONSUMER_CONSUMER_H
 #define OUTBOX_CORE_CONSUMER_CONSUMER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config/config.h"
@@ -54,5 +55,19 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
  * thread that never returns cannot be joined, and its claim is given back.
  */
 void consumer_stop(struct consumer *c);
+
+/* consumer_stop() of cs[0..n-1] (NULLs skipped) at once: one grace period
+ * for all, then one release wait; every cs[i] is NULL afterwards. */
+void consumer_stop_all(struct consumer **cs, size_t n);
+
+/*
+ * consumer_stop() for a destination removed or changed by a reload: the
+ * same, except that a handler still running after the release wait does
+ * not end the process: c is left behind (its threads keep running until
+ * the handler returns; nothing is freed) and false is returned, so the
+ * caller must not destroy what c borrows (its plugin instance).  True
+ * when c was stopped and freed.  NULL: true.
+ */
+bool consumer_drain(struct consumer *c);
 
 #endif
