@@ -51,7 +51,9 @@ struct batch {
 	struct consumer_worker *w;
 	struct bjob j[SQS_MAX_BATCH_ENTRIES];
 	size_t n;
-	const char *last_run; /* job_id of the last execute(), borrowed from j[] */
+	/* job_ids of the runs that returned, in order (borrowed from j[]) */
+	const char *returned[SQS_MAX_BATCH_ENTRIES];
+	size_t n_returned;
 };
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
@@ -247,8 +249,8 @@ static int mark_started(struct batch *b, const struct ledger_claim *claim, char 
 		snprintf(err, errlen, "no database connection");
 		return -1;
 	}
-	return ledger_mark_started(w->conn, claim, w->c->cfg->consumer.lease_seconds, b->last_run,
-	                           err, errlen);
+	return ledger_mark_started(w->conn, claim, w->c->cfg->consumer.lease_seconds, b->returned,
+	                           b->n_returned, err, errlen);
 }
 
 /*
@@ -301,15 +303,17 @@ static void execute(struct batch *b, struct bjob *j)
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
 	j->executed = true;
-	b->last_run = j->claim.job_id;
+	b->returned[b->n_returned++] = j->claim.job_id;
 }
 
-static void run_all(struct batch *b)
+/* One pass of run_all(): the won jobs recorded as started by the claim
+ * (suspects false), or the others (true). */
+static void run_pass(struct batch *b, bool suspects)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		struct bjob *j = &b->j[i];
 
-		if (!j->won)
+		if (!j->won || j->claim.run_marked == suspects)
 			continue;
 		if (consumer_stopping(b->w->c)) {
 			give_back_claim(b, j);
@@ -321,6 +325,22 @@ static void run_all(struct batch *b)
 			execute(b, j);
 		}
 	}
+}
+
+/*
+ * Runs the won jobs: first those whose run the claim recorded as started,
+ * then the suspects (they crashed a process before), each recorded right
+ * before it runs, which also clears the record of every run that returned
+ * before it.  So a suspect counts only its own crashes; a crash during
+ * the first pass counts for every job of that pass (they were all
+ * recorded at the claim), which makes them suspects for their next run.
+ * The poison-job count costs no statement unless a suspect is in the
+ * batch (docs/outboxd.md, "Quarantine").
+ */
+static void run_all(struct batch *b)
+{
+	for (int pass = 0; pass < 2; pass++)
+		run_pass(b, pass == 1);
 }
 
 /* After commit() returned OK over an SQL error of its own: the savepoint

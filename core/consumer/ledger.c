@@ -170,10 +170,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * generation and job type; rows another transaction holds locked are
 	 * skipped (no waits, no lock-order deadlock between workers): the caller
 	 * applies the per-message rules to every message it did not win. */
-	/* Only the batch's first message ($8) runs right after the claim:
-	 * its run is recorded as started ($7) here, the others' by
-	 * ledger_mark_started() each before it runs. */
-	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 8,
+	/* Every run is recorded as started ($7) with the claim, at no extra
+	 * statement, except for a job that crashed a process before (or is
+	 * found crashed now): its run is recorded by ledger_mark_started()
+	 * right before it runs, so that it counts only its own crashes (see
+	 * consumer/batch.c, run_all). */
+	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 7,
 		"WITH c AS ("
 		"  SELECT j.job_id FROM outbox.jobs j"
 		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
@@ -183,7 +185,8 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   FOR UPDATE OF j SKIP LOCKED)"
 		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
 		"       attempt_count = j.attempt_count + 1," COUNT_CRASH
-		"       started_by = CASE WHEN j.job_id = $8 THEN $7::integer END,"
+		"       started_by = CASE WHEN j.crash_count > 0 OR" RUN_CRASHED " THEN NULL"
+		"                         ELSE $7::integer END,"
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
 		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
 		" RETURNING j.job_id, j.attempt_count, j.payload::text, j.crash_count,"
@@ -218,12 +221,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   AND e.status = 'PUBLISHED' AND j.job_id = e.job_id"
 		"   AND j.redrive_generation = e.redrive_generation AND j.status = 'PENDING'"},
 	/* The handler run of a claim starts: recorded, and the lease renewed;
-	 * the run before it in the batch ($8, same claimed_by) has returned,
-	 * so it no longer counts as running. */
+	 * the runs before it in the batch ($8, same claimed_by) have returned,
+	 * so they no longer count as running. */
 	[ST_MARK_STARTED] = {"ledger_mark_started", 8,
 		"WITH prev AS ("
 		"  UPDATE outbox.jobs SET started_by = NULL"
-		"   WHERE job_id = $8 AND claimed_by = $2 AND status = 'CLAIMED')"
+		"   WHERE job_id = ANY ($8::text[]) AND claimed_by = $2 AND status = 'CLAIMED')"
 		" UPDATE outbox.jobs SET started_by = $6::integer,"
 		"       lease_until = now() + make_interval(secs => $7::float8),"
 		"       updated_at = now()" CLAIM_BINDING},
@@ -452,22 +455,6 @@ int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int leas
 	snprintf(t.extra, sizeof(t.extra), "%d", lease_seconds);
 	params[5] = t.extra;
 	return run_cas(conn, ST_EXTEND, params, err, errlen);
-}
-
-int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
-                        const char *previous_job_id, char *err, size_t errlen)
-{
-	struct claim_text t;
-	char key[16];
-	const char *params[8];
-
-	claim_params(claim, &t, params);
-	snprintf(key, sizeof(key), "%d", liveness_key());
-	snprintf(t.extra, sizeof(t.extra), "%d", lease_seconds);
-	params[5] = key;
-	params[6] = t.extra;
-	params[7] = previous_job_id;
-	return run_cas(conn, ST_MARK_STARTED, params, err, errlen);
 }
 
 int ledger_succeed(PGconn *conn, const struct ledger_claim *claim, char *err, size_t errlen)
@@ -761,8 +748,7 @@ int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t
 		goto out;
 	}
 	snprintf(key, sizeof(key), "%d", liveness_key());
-	const char *params[8] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key,
-	                         reqs[0].job_id};
+	const char *params[7] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key};
 	res = run(conn, ST_CLAIM_BATCH, params, err, errlen);
 	if (res != NULL)
 		rc = claimed_rows(res, reqs, n, claimed_by, claims, payloads, won, err, errlen);
@@ -843,5 +829,30 @@ int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims,
 		return -1;
 	rc = to_int(PQcmdTuples(res));
 	PQclear(res);
+	return rc;
+}
+
+int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
+                        const char *const *returned, size_t n_returned, char *err,
+                        size_t errlen)
+{
+	struct claim_text t;
+	char key[16];
+	const char *params[8];
+	char *ids = array_literal(returned, n_returned, true);
+	int rc;
+
+	if (ids == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	claim_params(claim, &t, params);
+	snprintf(key, sizeof(key), "%d", liveness_key());
+	snprintf(t.extra, sizeof(t.extra), "%d", lease_seconds);
+	params[5] = key;
+	params[6] = t.extra;
+	params[7] = ids;
+	rc = run_cas(conn, ST_MARK_STARTED, params, err, errlen);
+	free(ids);
 	return rc;
 }

@@ -73,8 +73,9 @@ struct ledger_claim {
 	 * finding included (docs/outboxd.md, "Quarantine"). */
 	int crash_count;
 	/* The run is recorded as started (outbox.jobs.started_by): always for
-	 * ledger_claim() and ledger_claim_direct(); for a batch claim only the
-	 * first message's, the others need ledger_mark_started(). */
+	 * ledger_claim() and ledger_claim_direct(); for a batch claim unless
+	 * the job crashed a process before (crash_count > 0): that one needs
+	 * ledger_mark_started() right before it runs. */
 	bool run_marked;
 };
 
@@ -171,11 +172,12 @@ int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,
 
 /* A batch claim's handler run starts: started_by = this process's
  * liveness key and lease_until = now() + lease_seconds, binding the claim.
- * The run of previous_job_id (borrowed; NULL: none), claimed by the same
- * claimed_by, returned before: its started_by is cleared, so a crash now
- * is not counted against it. */
+ * The runs of the n_returned jobs in returned (borrowed), claimed by the
+ * same claimed_by, returned before: their started_by is cleared, so a
+ * crash now is not counted against them. */
 int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
-                        const char *previous_job_id, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+                        const char *const *returned, size_t n_returned, char *err,
+                        size_t errlen) OUTBOX_MUSTCHECK;
 
 /* Heartbeat: lease_until = now() + lease_seconds, binding the claim. */
 int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,

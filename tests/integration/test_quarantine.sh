@@ -3,12 +3,13 @@
 # calls abort() for one job kills outboxd each time it runs that job.  The
 # test restarts outboxd as systemd would (Restart=on-failure) until the job
 # is DEAD 'CRASHED' after quarantine_after_crashes (3) process deaths; every
-# other job of both destinations SUCCEEDED with one committed run.  With one
-# worker per destination, no other job of the poison job's destination
-# counts a crash: the jobs claimed in the same batch either had returned
-# (their run no longer counts) or had not started.  A job of the other
-# destination may count one: its run was in flight in the process that
-# died.  outboxctl redrive brings the job back.
+# other job of both destinations SUCCEEDED with one committed run.  A job
+# claimed in the same batch as the poison job counts the first crash (the
+# batch claim records every run as started, at no extra statement), but
+# from then on it is a suspect whose runs are recorded one by one, so it
+# never counts the poison job's later crashes: with one worker per
+# destination no other job of that destination counts more than one.
+# outboxctl redrive brings the job back.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_consumer_lib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_ops_lib.sh"
@@ -59,7 +60,7 @@ for j in "${others[@]}"; do
 	[ "$(recorder_rows "$DB" "$j")" = 1 ] || { echo "job $j: $(recorder_rows "$DB" "$j") committed runs"; ok=0; }
 done
 check "each of them committed exactly once" [ "$ok" = 1 ]
-check "no other job of its destination counts a crash" [ "$(count_jobs "destination = 'alpha' AND job_id <> '$P' AND crash_count > 0")" = 0 ]
+check "no other job of its destination counts more than the first crash" [ "$(count_jobs "destination = 'alpha' AND job_id <> '$P' AND crash_count > 1")" = 0 ]
 check "no other job came near the limit" [ "$(count_jobs "job_id <> '$P' AND crash_count >= 3")" = 0 ]
 check "nothing else is dead" [ "$(count_jobs "status = 'DEAD'")" = 1 ]
 check "outboxctl dead lists it with reason CRASHED" sh -c "'$OUTBOXCTL' -c '$INI' dead --json | jq -e --arg j '$P' '[.. | objects | select(.job_id? == \$j)][0].dead_reason == \"CRASHED\"' >/dev/null"
