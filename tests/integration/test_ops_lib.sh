@@ -24,26 +24,15 @@ ops_cleanup() {
 trap ops_cleanup EXIT
 
 ops_ini() {
-	cat >"$1" <<INI
-[database]
-conninfo = $2
-
-[aws]
-region = us-east-1
-endpoint_url = $EP
-
+	ini_head "$1" "$2"
+	cat >>"$1" <<INI
 [relay]
 poll_interval_ms = 100
 retry_base_seconds = 1
 retry_max_seconds = 4
 claim_lease_seconds = 5
 
-[consumer]
-workers = ${WORKERS:-2}
-wait_time_seconds = 1
-visibility_timeout_seconds = ${VIS:-2}
-lease_seconds = ${LEASE:-5}
-shutdown_grace_seconds = ${GRACE:-5}
+$(consumer_section)
 quarantine_after_crashes = ${CRASHES:-3}
 INI
 }
