@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/liveness.h: how another process tells a dead consumer process
  * from a live one (docs/outboxd.md, "Quarantine").

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/pause.h: a paused destination (outboxctl pause DEST; docs/
  * outboxd.md, "Pausing a destination").

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/quarantine.c: poison jobs go DEAD 'CRASHED' (see quarantine.h).
  */

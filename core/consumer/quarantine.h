@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * consumer/quarantine.h: poison jobs (docs/outboxd.md, "Quarantine").
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * ctl/cmd_pause.c: outboxctl pause DEST / outboxctl resume DEST
  * (docs/outboxd.md, "Pausing a destination").

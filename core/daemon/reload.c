@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/reload.c: apply a new relay.ini without a restart (see reload.h).
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/reload.h: SIGHUP (docs/outboxd.md, "Reloading").
  */
@@ -14,8 +16,7 @@
  * destinations start, removed ones drain and their plugin is unloaded,
  * changed ones restart, unchanged ones keep running; a change to a section
  * that needs a restart ([outboxd], [database], [aws], [s3], [relay],
- * [consumer]) is
- * logged and the running value stays.  Returns 0 (or the number of
+ * [consumer]) is logged and the running value stays.  Returns 0 (or the number of
  * destinations that failed to start, each logged).
  */
 int daemon_reload(struct daemon_units *du, const char *path);

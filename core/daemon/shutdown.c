@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/shutdown.c: the shutdown watchdog (see shutdown.h).
  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/shutdown.h: the upper bound on how long outboxd takes to stop.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
 /*
  * daemon/units.h: what outboxd runs, per destination, so that a reload
  * (daemon/reload.c) can start, stop or restart one destination and leave
