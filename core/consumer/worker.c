@@ -437,6 +437,8 @@ static void run_claimed(struct run *r, const char *payload)
 		begin_heartbeat(r, handles);
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
+	if (w->c->hb != NULL)
+		heartbeat_running(w->c->hb, w->slot, w->dest->handler_timeout_seconds, w->dest->name);
 	v = plugin_instance_execute_traced(w->inst, &r->job, sqs_message_traceparent(r->m), &result);
 	complete(r, v, msg, result.output);
 	json_decref(result.output);
