@@ -30,15 +30,7 @@ check "create-queues set the default maxReceiveCount" \
 # Only the consumer's sessions ever become read-only (b): the relay, outboxctl
 # and this script write throughout.
 export PGOPTIONS="-c default_transaction_read_only=off"
-cleanup_daemons() {
-	local rc=$? p
-	for p in "$RPID" "${CPID:-}"; do
-		[ -n "$p" ] && kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	rm -rf "$TEST_TMP"
-	exit "$rc"
-}
-trap cleanup_daemons EXIT
+stop_daemons_at_exit
 "$OUTBOXD" -c "$TEST_TMP/c.ini" --role relay >>"$TEST_TMP/relay.log" 2>&1 &
 RPID=$!
 start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/consumer.log" PGOPTIONS=

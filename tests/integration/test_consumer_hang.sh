@@ -17,16 +17,7 @@ require_aws
 
 setup_db "consumer_hang_$$"
 make_queues "chang-$$" 5 2
-RPID=
-cleanup_daemons() {
-	local rc=$? p
-	for p in "$RPID" "${CPID:-}"; do
-		[ -n "$p" ] && kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	rm -rf "$TEST_TMP"
-	exit "$rc"
-}
-trap cleanup_daemons EXIT
+stop_daemons_at_exit
 
 # hang_ini FILE EXTRA_PLUGIN_LINES
 hang_ini() {

@@ -10,6 +10,8 @@
 #   start_consumer INI LOG [ENV...] starts outboxd --role consumer; sets CPID
 #   stop_consumer                   SIGTERM, waits; returns its exit code
 #   wait_for SECONDS CMD...         polls CMD every 0.2 s until it succeeds
+#   stop_daemons_at_exit            at exit, stop $RPID and $CPID (when set)
+#                                   and remove $TEST_TMP; the status is kept
 #   event_body CONNINFO JOB_ID [GEN] the outbox body of a job's event
 #   publish_event CONNINFO QURL JOB_ID [GEN]
 #                                   what the relay does: mark the event
@@ -91,6 +93,19 @@ stop_consumer() {
 	kill -TERM "$CPID" 2>/dev/null || true
 	wait "$CPID" || rc=$?
 	return $rc
+}
+
+daemons_exit() {
+	local rc=$? p
+	for p in "${RPID:-}" "${CPID:-}"; do
+		[ -n "$p" ] && kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	rm -rf "$TEST_TMP"
+	exit "$rc"
+}
+
+stop_daemons_at_exit() {
+	trap daemons_exit EXIT
 }
 
 wait_for() {
