@@ -28,6 +28,8 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 		consumer_worker_backoff(w);
 		return -1;
 	}
+	if (consumer_worker_gate(w) < 0)
+		return -1;
 	if (w->receive_lock != NULL)
 		pthread_mutex_lock(w->receive_lock);
 	if (!consumer_stopping(w->c))
@@ -49,6 +51,7 @@ void *consumer_worker_main(void *arg)
 		w->batch_received_ms = now_ms();
 		consumer_batch_process(w, &msgs);
 		consumer_worker_flush_deletes(w);
+		consumer_worker_batch_done(w, msgs.n);
 		sqs_messages_free(&msgs);
 	}
 	return NULL;

@@ -29,6 +29,7 @@
 #include "config/config.h"
 #include "consumer/consumer.h"
 #include "daemon/plugins.h"
+#include "db/db.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
@@ -257,6 +258,9 @@ static int run(const struct cfg *cfg, enum role role)
 	host[sizeof(host) - 1] = '\0';
 	snprintf(instance_id, sizeof(instance_id), "%s:%ld", host, (long)getpid());
 	block_signals(&set);
+	db_set_session_timeouts(cfg->database.lock_timeout_seconds,
+	                        cfg->database.statement_timeout_seconds,
+	                        cfg->database.idle_in_transaction_timeout_seconds);
 	if (role != ROLE_RELAY) {
 		rc = start_plugins(cfg, instance_id, &plugins);
 		if (rc != OUTBOXD_EXIT_OK)
