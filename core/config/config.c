@@ -78,6 +78,9 @@ struct cfg_opt {
 static const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_STR("outboxd", "plugin_path", CFG_T_PATHS, 0, cfg, outboxd.plugin_path, NULL),
 	CFG_OPT_STR("database", "conninfo", CFG_T_CONNINFO, CFG_F_REQUIRED | CFG_F_SECRET, cfg, database.conninfo, NULL),
+	CFG_OPT_INT("database", "lock_timeout_seconds", cfg, database.lock_timeout_seconds, 10, 0, 3600),
+	CFG_OPT_INT("database", "statement_timeout_seconds", cfg, database.statement_timeout_seconds, 60, 0, 86400),
+	CFG_OPT_INT("database", "idle_in_transaction_timeout_seconds", cfg, database.idle_in_transaction_timeout_seconds, 60, 0, 86400),
 	CFG_OPT_STR("aws", "region", CFG_T_STR, 0, cfg, aws.region, NULL),
 	CFG_OPT_STR("aws", "endpoint_url", CFG_T_URL, 0, cfg, aws.endpoint_url, NULL),
 	CFG_OPT_STR("s3", "bucket", CFG_T_STR, 0, cfg, s3.bucket, NULL),
@@ -100,6 +103,7 @@ static const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("destination", "max_receive_count", cfg_destination, max_receive_count, 5, 1, 1000),
 	CFG_OPT_INT("destination", "message_retention_seconds", cfg_destination, message_retention_seconds, 345600, 60, 1209600),
 	CFG_OPT_INT("destination", "dlq_message_retention_seconds", cfg_destination, dlq_message_retention_seconds, 1209600, 60, 1209600),
+	CFG_OPT_INT("destination", "handler_timeout_seconds", cfg_destination, handler_timeout_seconds, 600, 0, 86400),
 	CFG_OPT_INT("retention", "succeeded_jobs_seconds", cfg, retention.succeeded_jobs_seconds, 2592000, 0, 2147483647),
 	CFG_OPT_INT("retention", "dead_jobs_seconds", cfg, retention.dead_jobs_seconds, 2592000, 0, 2147483647),
 	CFG_OPT_INT("retention", "events_seconds", cfg, retention.events_seconds, 2592000, 0, 2147483647),

@@ -57,6 +57,7 @@ struct cfg_destination {
 	int max_receive_count;  /* redrive policy for create-queues; default 5 */
 	int message_retention_seconds;     /* the queue's MessageRetentionPeriod; default 4 days */
 	int dlq_message_retention_seconds; /* the DLQ's; default 14 days */
+	int handler_timeout_seconds; /* execute() time limit; 0: none; default 600 */
 	struct cfg_plugin_option *plugin_options;
 	size_t n_plugin_options;
 };
@@ -66,6 +67,10 @@ struct cfg {
 
 	struct {
 		char *conninfo;          /* required */
+		/* Session settings of outboxd's own connections; 0: the server's. */
+		int lock_timeout_seconds;                /* default 10 */
+		int statement_timeout_seconds;           /* default 60 */
+		int idle_in_transaction_timeout_seconds; /* default 60 */
 	} database;
 
 	struct {

@@ -300,6 +300,9 @@ static void execute(struct batch *b, struct bjob *j)
 	                             j->claim.redrive_generation};
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
+	if (w->c->hb != NULL)
+		heartbeat_running(w->c->hb, slot_of(b, j), w->dest->handler_timeout_seconds,
+		                  w->dest->name);
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
 	j->executed = true;
@@ -510,6 +513,11 @@ static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 		            w->dest->name);
 		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0) {
 			consumer_worker_db_failed(w);
+			/* The connection broke before COMMIT was sent (e.g. the
+			 * server ended a commit() idle past its timeout): nothing
+			 * was committed, so the retries are recorded on a new one. */
+			if (w->conn == NULL && consumer_worker_ensure(w) == 0)
+				retry_rolled_back(b, todo, n, err);
 		} else {
 			retry_rolled_back(b, todo, n, err);
 		}

@@ -13,7 +13,9 @@
  * the rest of the lease plus DLQ_LEASE_MARGIN_SECONDS, and it is decided
  * again then (terminal: recorded and deleted; claimable: DEAD 'DLQ').
  *
- * Outcomes recorded: marked_dead, unparseable, wrong_destination,
+ * Outcomes recorded: marked_dead, unparseable, wrong_destination (the body
+ * names another destination, or the job it names is of another
+ * destination, job type or window generation: the job is not touched),
  * unknown_job, already_terminal, obsolete_generation.
  */
 #include "consumer/internal.h"
@@ -32,6 +34,17 @@
 /* Not an outcome that is recorded: the copy is kept (see above). */
 static const char leased[] = "leased";
 
+/* Does the job belong to this DLQ's destination and to the message's
+ * job type and window generation (what ledger_mark_dlq binds)? */
+static bool job_matches(const struct consumer_worker *w, const struct consumer_msg *pm,
+                        const struct ledger_job *job)
+{
+	return strcmp(job->destination, w->dest->name) == 0 &&
+	       strcmp(job->job_type, pm->job_type) == 0 &&
+	       job->has_price_window == pm->has_price_window &&
+	       (!job->has_price_window || job->window_generation == pm->window_generation);
+}
+
 /* Why the job was not marked (the CAS matched nothing); *lease_left is set
  * for "leased". */
 static const char *not_marked_outcome(struct consumer_worker *w, const struct consumer_msg *pm,
@@ -44,6 +57,8 @@ static const char *not_marked_outcome(struct consumer_worker *w, const struct co
 		return NULL;
 	if (rc == 0)
 		return "unknown_job";
+	if (!job_matches(w, pm, &job))
+		return "wrong_destination";
 	if (job.status == LEDGER_SUCCEEDED || job.status == LEDGER_DEAD)
 		return "already_terminal";
 	if (job.redrive_generation != pm->redrive_generation)
@@ -58,9 +73,14 @@ static const char *decide(struct consumer_worker *w, const struct consumer_msg *
 {
 	int rc;
 
+	const struct ledger_binding binding = {w->dest->name, pm->job_type, pm->has_price_window,
+	                                       pm->window_generation};
+
 	if (strcmp(pm->destination, w->dest->name) != 0)
 		return "wrong_destination";
-	rc = ledger_mark_dlq(w->conn, pm->job_id, pm->redrive_generation, err, errlen);
+	/* The CAS itself binds the job to this DLQ's destination: a copy on
+	 * another destination's DLQ (whatever its body says) never kills it. */
+	rc = ledger_mark_dlq(w->conn, pm->job_id, pm->redrive_generation, &binding, err, errlen);
 	if (rc < 0)
 		return NULL;
 	if (rc == 1)
@@ -172,11 +192,13 @@ void *consumer_dlq_main(void *arg)
 	while (!consumer_stopping(w->c)) {
 		struct sqs_messages msgs = {0};
 
-		if (consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
+		if (consumer_worker_gate(w) < 0 ||
+		    consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
 			continue;
 		for (size_t i = 0; i < msgs.n; i++)
 			handle(w, &msgs.items[i]);
 		consumer_worker_flush_deletes(w);
+		consumer_worker_batch_done(w, msgs.n);
 		sqs_messages_free(&msgs);
 	}
 	return NULL;

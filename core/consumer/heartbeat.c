@@ -18,6 +18,7 @@
 #include "consumer/liveness.h"
 #include "db/db.h"
 #include "common/log.h"
+#include "consumer/message.h"
 #include "aws/sqs.h"
 
 enum hb_kind { HB_LEASE, HB_VIS, HB_KINDS };
@@ -31,6 +32,11 @@ struct hb_slot {
 	const char *handles[SQS_MAX_BATCH_ENTRIES]; /* borrowed until heartbeat_end() */
 	size_t n_handles;
 	int64_t next_ms[HB_KINDS];
+	int64_t started_ms;         /* execute() began (heartbeat_running); 0: waiting */
+	int time_limit_s;           /* 0: none */
+	const char *destination;    /* borrowed until heartbeat_end() */
+	bool warned;                /* the long-run warning was logged */
+	bool expired;               /* in a round's copy: past the time limit */
 };
 
 struct hb_thread {
@@ -80,6 +86,32 @@ static PGconn *hb_conn(struct heartbeat *hb)
 	return hb->conn;
 }
 
+/* A handler past its time limit: its claim is recorded as a RETRY (the
+ * event re-armed in the same statement); the slot is released. */
+static enum heartbeat_outcome expire(struct heartbeat *hb, PGconn *conn, const struct hb_slot *s)
+{
+	const struct cfg *cfg = hb->cfg;
+	int delay = consumer_backoff_seconds(cfg->relay.retry_base_seconds,
+	                                     cfg->relay.retry_max_seconds, s->claim.attempt_count);
+	char why[128], err[512];
+	bool rearmed;
+	int rc;
+
+	snprintf(why, sizeof(why), "the handler exceeded its time limit of %d s", s->time_limit_s);
+	rc = ledger_retry(conn, &s->claim, delay, why, &rearmed, err, sizeof(err));
+	if (rc < 0) {
+		log_warning("could not give up on a handler past its time limit: %s job_id=%s", err,
+		            s->claim.job_id);
+		return HEARTBEAT_KEPT; /* tried again next interval; the lease is not extended */
+	}
+	if (rc == 0)
+		return HEARTBEAT_LOST;
+	log_warning("handler exceeded its time limit of %d s; the job is retried in %d s and"
+	            " the handler's result will be discarded dest=%s job_id=%s", s->time_limit_s,
+	            delay, s->destination, s->claim.job_id);
+	return HEARTBEAT_RELEASED;
+}
+
 /* Lease beat for a copy of a slot; returns the outcome for the slot. */
 static enum heartbeat_outcome lease_beat(struct heartbeat *hb, const struct hb_slot *s)
 {
@@ -89,6 +121,8 @@ static enum heartbeat_outcome lease_beat(struct heartbeat *hb, const struct hb_s
 
 	if (conn == NULL)
 		return HEARTBEAT_KEPT; /* try again next interval */
+	if (s->expired)
+		return expire(hb, conn, s);
 	rc = ledger_extend_lease(conn, &s->claim, hb->cfg->consumer.lease_seconds, err,
 	                         sizeof(err));
 	if (rc < 0) {
@@ -131,6 +165,27 @@ static void visibility_beat(struct heartbeat *hb, const struct hb_slot *s)
 		            res.code, res.message, s->claim.job_id);
 }
 
+/* Lease thread, lock held: the long-run warning, and whether the slot's
+ * handler is past its time limit (s->expired, for this round's copy). */
+static void check_run_time(struct hb_slot *s, int64_t now)
+{
+	int64_t ran = s->started_ms > 0 ? now - s->started_ms : 0;
+	int64_t warn_ms = s->time_limit_s > 0 ? (int64_t)s->time_limit_s * 500
+	                                      : (int64_t)HEARTBEAT_LONG_RUN_SECONDS * 1000;
+
+	s->expired = s->time_limit_s > 0 && ran >= (int64_t)s->time_limit_s * 1000;
+	if (s->started_ms == 0 || s->warned || ran < warn_ms)
+		return;
+	s->warned = true;
+	if (s->time_limit_s > 0)
+		log_warning("handler has been running for %lld s; its time limit is %d s dest=%s"
+		            " job_id=%s", (long long)(ran / 1000), s->time_limit_s, s->destination,
+		            s->claim.job_id);
+	else
+		log_warning("handler has been running for %lld s; it has no time limit dest=%s"
+		            " job_id=%s", (long long)(ran / 1000), s->destination, s->claim.job_id);
+}
+
 /* Marks every slot due for kind busy and copies it; lock held.  Returns
  * how many (their indexes in t->due, copies in t->copies). */
 static size_t take_due(struct hb_thread *t, int64_t now)
@@ -143,6 +198,8 @@ static size_t take_due(struct hb_thread *t, int64_t now)
 
 		if (s->active && !s->busy[t->kind] && s->outcome == HEARTBEAT_KEPT &&
 		    s->next_ms[t->kind] <= now) {
+			if (t->kind == HB_LEASE)
+				check_run_time(s, now);
 			s->busy[t->kind] = true;
 			t->copies[n] = *s;
 			t->due[n++] = i;
@@ -290,7 +347,23 @@ void heartbeat_begin(struct heartbeat *hb, size_t slot, const struct heartbeat_j
 	 * after their receive, which may be now. */
 	s->next_ms[HB_LEASE] = now_ms() + hb->interval_ms;
 	s->next_ms[HB_VIS] = job->received_ms + hb->interval_ms;
+	s->started_ms = 0;
+	s->time_limit_s = 0;
+	s->destination = NULL;
+	s->warned = false;
+	s->expired = false;
 	pthread_cond_broadcast(&hb->cond);
+	pthread_mutex_unlock(&hb->lock);
+}
+
+void heartbeat_running(struct heartbeat *hb, size_t slot, int time_limit_seconds,
+                       const char *destination)
+{
+	pthread_mutex_lock(&hb->lock);
+	struct hb_slot *s = &hb->slots[slot];
+	s->started_ms = now_ms();
+	s->time_limit_s = time_limit_seconds;
+	s->destination = destination;
 	pthread_mutex_unlock(&hb->lock);
 }
 

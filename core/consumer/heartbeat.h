@@ -46,7 +46,7 @@ struct heartbeat;
 enum heartbeat_outcome {
 	HEARTBEAT_KEPT,     /* the claim was kept alive (as far as we know) */
 	HEARTBEAT_LOST,     /* a lease extension matched no row: the claim is gone */
-	HEARTBEAT_RELEASED, /* released by heartbeat_release_all() at shutdown */
+	HEARTBEAT_RELEASED, /* released at shutdown, or past its time limit */
 };
 
 /* What heartbeat_begin() needs about a running job. */
@@ -68,6 +68,22 @@ int heartbeat_start(const struct cfg *cfg, const struct aws_env *env, size_t n_s
 
 /* Start beating for slot (see struct heartbeat_job for ownership). */
 void heartbeat_begin(struct heartbeat *hb, size_t slot, const struct heartbeat_job *job);
+
+/*
+ * The slot's handler starts now (execute()): from here on the lease thread
+ * logs a warning once the handler has run half of time_limit_seconds (or
+ * HEARTBEAT_LONG_RUN_SECONDS without a limit) and, once it has run
+ * time_limit_seconds (0: no limit), gives up on it: the claim goes back to
+ * PENDING with its backoff and its outbox event re-armed, as a RETRY
+ * (ledger_retry), and the slot's outcome is HEARTBEAT_RELEASED, so the
+ * handler's result is discarded whenever it returns.  destination is
+ * borrowed until heartbeat_end().
+ */
+void heartbeat_running(struct heartbeat *hb, size_t slot, int time_limit_seconds,
+                       const char *destination);
+
+/* Without a time limit, a handler running this long is logged. */
+#define HEARTBEAT_LONG_RUN_SECONDS 600
 
 /* The outcome so far of slot, which keeps beating (a claim waiting in a
  * batch: do not run it unless HEARTBEAT_KEPT). */

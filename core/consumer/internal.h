@@ -36,6 +36,8 @@ struct consumer_worker {
 	PGconn *conn;                          /* owned; NULL while disconnected */
 	struct aws_http *sqs;                  /* owned */
 	int backoff_ms;                        /* next reconnect/receive backoff */
+	int db_backoff_ms;                     /* next wait of consumer_worker_gate() */
+	bool db_failed;                        /* a database error in the current batch */
 	pthread_t thread;
 	bool started;
 	/* Where deletions and visibility changes go: the SQS port of the
@@ -79,6 +81,9 @@ struct consumer {
 	pthread_cond_t cond;                         /* stop requested / busy changed */
 	int busy;                                    /* handlers between claim and completion */
 	atomic_long terminal_skips;                  /* rule 2 deletions, for tests and benches */
+	/* A statement failed (consumer_worker_db_failed) and no probe has
+	 * passed since: nobody receives (consumer_worker_gate). */
+	atomic_bool db_trouble;
 };
 
 /* Thread bodies. */
@@ -95,8 +100,20 @@ void consumer_busy(struct consumer *c, int delta);
 /* Connect w->conn (and prepare the ledger) and w->sqs when missing.
  * Returns 0, or -1 (logged) after which the caller backs off. */
 int consumer_worker_ensure(struct consumer_worker *w) OUTBOX_MUSTCHECK;
-/* Close the connection if it is gone, so the next ensure reconnects. */
+/* After any database error: close the connection if it is gone, so the
+ * next ensure reconnects, and stop receiving until the database takes
+ * statements again (consumer_worker_gate). */
 void consumer_worker_db_failed(struct consumer_worker *w);
+/*
+ * Before a receive: 0 when the database is not known to refuse the
+ * consumer's statements; else waits (doubling 0.5 s .. 30 s), probes
+ * (ledger_probe) and returns 0 when it passes, -1 (logged) when not, so
+ * that no message is received, and no receive counted towards
+ * maxReceiveCount, while the database cannot decide it.
+ */
+int consumer_worker_gate(struct consumer_worker *w) OUTBOX_MUSTCHECK;
+/* After a receive batch of n messages was handled. */
+void consumer_worker_batch_done(struct consumer_worker *w, size_t n_messages);
 /* Sleep the current backoff (doubling, 0.5 s .. 30 s). */
 void consumer_worker_backoff(struct consumer_worker *w);
 /* ensure + ReceiveMessage (consumer.* options) from queue_url into *msgs;

@@ -47,6 +47,21 @@
 	"  WHERE w.symbol = jobs.window_symbol AND w.window_start = jobs.window_start" \
 	"    AND w.generation = jobs.window_generation FOR SHARE)"
 
+/*
+ * Re-arming a job's outbox event: NEW again, same event_id, due at the
+ * job's next_attempt_at (j is the job's row), so the relay publishes a
+ * fresh message (receive count 1) when the job is due.  A NEW event under
+ * a live relay claim is being sent right now and is left alone: its
+ * message is the job's wake-up, and the relay's mark would turn the event
+ * PUBLISHED over the re-arm.
+ */
+#define REARM_EVENT_SET(why)                                                \
+	" status = 'NEW', published_at = NULL, next_attempt_at = j.next_attempt_at," \
+	" claimed_by = NULL, claim_until = NULL, last_error = " why
+#define REARMABLE                                                           \
+	" (e.status = 'PUBLISHED' OR e.status = 'NEW'"                          \
+	"  AND (e.claim_until IS NULL OR e.claim_until < now()))"
+
 enum stmt {
 	ST_LOOKUP,
 	ST_WINDOW_LOCK,
@@ -68,6 +83,7 @@ enum stmt {
 	ST_LOCK_CLAIMS,
 	ST_SUCCEED_BATCH,
 	ST_REARM_EVENT,
+	ST_PROBE,
 	ST_MARK_STARTED,
 	ST_COUNT
 };
@@ -91,21 +107,30 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	[ST_WINDOW_LOCK] = {"ledger_price_window_lock", 2,
 		"SELECT generation FROM outbox.price_windows"
 		" WHERE symbol = $1 AND window_start = $2::timestamptz FOR SHARE"},
-	/* The single claims: the handler runs right after, so the run is
-	 * recorded as started ($7 started_by) with the claim itself. */
-	[ST_CLAIM] = {"ledger_claim", 5,
+	/* The single claims, both with the same parameters: bound to the
+	 * queue the message came from ($5: its destination) and to the
+	 * message's job type and window generation ($6, $7; NULL for no
+	 * window); the handler runs right after, so the run is recorded as
+	 * started ($8 started_by) with the claim itself, and a crashed last
+	 * run is counted (COUNT_CRASH). */
+	[ST_CLAIM] = {"ledger_claim", 8,
 		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $5::integer,"
-		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
-		" WHERE job_id = $1 AND redrive_generation = $2::integer AND" CLAIMABLE
-		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
-		"           payload::text, crash_count"},
-	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 7,
-		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $7::integer,"
+		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $8::integer,"
 		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
-		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL AND" CLAIMABLE
+		"   AND destination = $5 AND job_type = $6"
+		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
+		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
+		"           payload::text, crash_count"},
+	/* No window: $7 is always NULL here (window_generation is NULL
+	 * exactly when window_symbol is, by the table's CHECK). */
+	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 8,
+		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
+		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $8::integer,"
+		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
+		" WHERE job_id = $1 AND redrive_generation = $2::integer"
+		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL"
+		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
 		" RETURNING attempt_count, false, 0, payload::text, crash_count"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
@@ -128,10 +153,22 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"        SELECT 1 FROM outbox.price_windows w"
 		"         WHERE w.symbol = jobs.window_symbol AND w.window_start = jobs.window_start"
 		"           AND w.generation = jobs.window_generation FOR SHARE))"},
-	[ST_RETRY] = {"ledger_retry", 7,
-		"UPDATE outbox.jobs SET status = 'PENDING', claimed_by = NULL, lease_until = NULL,"
-		"       next_attempt_at = now() + make_interval(secs => $6::float8),"
-		"       last_error = $7, updated_at = now()" CLAIM_BINDING},
+	/* The retry and its wake-up in one statement: the job's outbox event
+	 * of that generation is re-armed (REARM_EVENT_SET, why $8), due when the job
+	 * is, unless a relay is publishing it right now (then its message is
+	 * the wake-up).  Returns (jobs changed, events re-armed). */
+	[ST_RETRY] = {"ledger_retry", 8,
+		"WITH j AS ("
+		"  UPDATE outbox.jobs SET status = 'PENDING', claimed_by = NULL, lease_until = NULL,"
+		"         next_attempt_at = now() + make_interval(secs => $6::float8),"
+		"         last_error = $7, updated_at = now()" CLAIM_BINDING
+		"  RETURNING job_id, redrive_generation, next_attempt_at),"
+		" e AS ("
+		"  UPDATE outbox.outbox_events e SET" REARM_EVENT_SET("$8")
+		"    FROM j WHERE e.job_id = j.job_id AND e.redrive_generation = j.redrive_generation"
+		"     AND" REARMABLE
+		"  RETURNING 1)"
+		" SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM e)"},
 	[ST_FAIL] = {"ledger_fail", 7,
 		"UPDATE outbox.jobs SET status = 'DEAD',"
 		"       dead_reason = CASE WHEN window_symbol IS NOT NULL AND " WINDOW_MOVED
@@ -141,11 +178,16 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"UPDATE outbox.jobs SET status = 'PENDING', claimed_by = NULL, lease_until = NULL,"
 		"       next_attempt_at = now(), last_error = 'claim released at shutdown',"
 		"       updated_at = now()" CLAIM_BINDING},
-	[ST_MARK_DLQ] = {"ledger_mark_dlq", 2,
+	/* Bound to the DLQ's destination ($3) and to the message's job type
+	 * and window generation ($4, $5): a copy on another destination's DLQ
+	 * never kills the job. */
+	[ST_MARK_DLQ] = {"ledger_mark_dlq", 5,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'DLQ',"
 		"       last_error = 'the message reached the dead-letter queue',"
 		"       lease_until = NULL, finished_at = now(), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
+		"   AND destination = $3 AND job_type = $4"
+		"   AND window_generation IS NOT DISTINCT FROM $5::integer"
 		"   AND (status = 'PENDING' OR status = 'CLAIMED' AND lease_until < now())"},
 	[ST_RECORD_DLQ] = {"ledger_record_dlq", 8,
 		"INSERT INTO outbox.dlq_messages (destination, sqs_message_id, job_id, event_id,"
@@ -209,17 +251,22 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" WHERE j.job_id = c.job_id AND j.claimed_by = $4 AND j.status = 'CLAIMED'"
 		"   AND j.attempt_count = c.attempt AND j.redrive_generation = c.gen"
 		"   AND j.window_generation IS NULL"},
-	/* Only a PUBLISHED event of a job still PENDING in that generation: a
-	 * NEW event is sent anyway, a DEAD one made the job UNROUTABLE, and a
-	 * job claimed again meanwhile has a message. */
+	/* Only the event of a job still PENDING in that generation: a DEAD
+	 * event made the job UNROUTABLE, and a job claimed again meanwhile has
+	 * a message. */
 	[ST_REARM_EVENT] = {"ledger_rearm_event", 3,
-		"UPDATE outbox.outbox_events e SET status = 'NEW', published_at = NULL,"
-		"       next_attempt_at = j.next_attempt_at, claimed_by = NULL,"
-		"       claim_until = NULL, last_error = $3"
+		"UPDATE outbox.outbox_events e SET" REARM_EVENT_SET("$3")
 		"  FROM outbox.jobs j"
-		" WHERE e.job_id = $1 AND e.redrive_generation = $2::integer"
-		"   AND e.status = 'PUBLISHED' AND j.job_id = e.job_id"
+		" WHERE e.job_id = $1 AND e.redrive_generation = $2::integer AND" REARMABLE
+		"   AND j.job_id = e.job_id"
 		"   AND j.redrive_generation = e.redrive_generation AND j.status = 'PENDING'"},
+	/* Fails, without touching a row, exactly when the session may not run
+	 * the claim and the re-arm: privileges, a read-only session (a standby
+	 * after a failover, default_transaction_read_only), a table lock held
+	 * past lock_timeout. */
+	[ST_PROBE] = {"ledger_probe", 0,
+		"WITH e AS (UPDATE outbox.outbox_events SET status = status WHERE false RETURNING 1)"
+		" UPDATE outbox.jobs SET status = status WHERE false"},
 	/* The handler run of a claim starts: recorded, and the lease renewed;
 	 * the runs before it in the batch ($8, same claimed_by) have returned,
 	 * so they no longer count as running. */
@@ -352,15 +399,15 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
 	return rc;
 }
 
-/* ST_CLAIM ($5 started_by) or ST_CLAIM_DIRECT (destination and
- * job_type: $5, $6; started_by $7). */
+/* ST_CLAIM or ST_CLAIM_DIRECT (destination, job_type, window generation:
+ * $5, $6, $7, NULL without a window; started_by, the liveness key: $8). */
 static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_generation,
-                 const char *claimed_by, int lease_seconds, const char *destination,
-                 const char *job_type, struct ledger_claim *out, char **payload,
-                 char *err, size_t errlen)
+                 const char *claimed_by, int lease_seconds, const struct ledger_binding *b,
+                 struct ledger_claim *out, char **payload, char *err, size_t errlen)
 {
-	char gen[16], lease[16], key[16];
-	const char *params[7] = {job_id, gen, claimed_by, lease, destination, job_type, key};
+	char gen[16], lease[16], window[16], key[16];
+	const char *params[8] = {job_id, gen, claimed_by, lease, b->destination, b->job_type,
+	                         b->has_price_window ? window : NULL, key};
 	PGresult *res;
 	int rc = 0;
 
@@ -368,9 +415,8 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	memset(out, 0, sizeof(*out));
 	snprintf(gen, sizeof(gen), "%d", redrive_generation);
 	snprintf(lease, sizeof(lease), "%d", lease_seconds);
+	snprintf(window, sizeof(window), "%d", b->window_generation);
 	snprintf(key, sizeof(key), "%d", liveness_key());
-	if (st == ST_CLAIM)
-		params[4] = key;
 	res = run(conn, st, params, err, errlen);
 	if (res == NULL)
 		return -1;
@@ -398,11 +444,12 @@ out:
 }
 
 int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
-                 const char *claimed_by, int lease_seconds, struct ledger_claim *out,
-                 char **payload, char *err, size_t errlen)
+                 const struct ledger_binding *binding, const char *claimed_by,
+                 int lease_seconds, struct ledger_claim *out, char **payload,
+                 char *err, size_t errlen)
 {
-	return claim(conn, ST_CLAIM, job_id, redrive_generation, claimed_by, lease_seconds, NULL,
-	             NULL, out, payload, err, errlen);
+	return claim(conn, ST_CLAIM, job_id, redrive_generation, claimed_by, lease_seconds,
+	             binding, out, payload, err, errlen);
 }
 
 int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation,
@@ -410,8 +457,10 @@ int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation
                         int lease_seconds, struct ledger_claim *out, char **payload,
                         char *err, size_t errlen)
 {
+	const struct ledger_binding b = {destination, job_type, false, 0};
+
 	return claim(conn, ST_CLAIM_DIRECT, job_id, redrive_generation, claimed_by, lease_seconds,
-	             destination, job_type, out, payload, err, errlen);
+	             &b, out, payload, err, errlen);
 }
 
 int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,
@@ -477,16 +526,27 @@ int ledger_mark_stale_claimed(PGconn *conn, const struct ledger_claim *claim,
 }
 
 int ledger_retry(PGconn *conn, const struct ledger_claim *claim, int delay_seconds,
-                 const char *last_error, char *err, size_t errlen)
+                 const char *last_error, bool *rearmed, char *err, size_t errlen)
 {
 	struct claim_text t;
-	const char *params[7];
+	const char *params[8];
+	PGresult *res;
+	int rc;
 
+	*rearmed = false;
 	claim_params(claim, &t, params);
 	snprintf(t.extra, sizeof(t.extra), "%d", delay_seconds);
 	params[5] = t.extra;
 	params[6] = last_error;
-	return run_cas(conn, ST_RETRY, params, err, errlen);
+	params[7] = "re-armed: the consumer finished the message of a retry; the relay"
+	            " publishes a fresh one when the job is due";
+	res = run(conn, ST_RETRY, params, err, errlen);
+	if (res == NULL)
+		return -1;
+	rc = to_int(PQgetvalue(res, 0, 0)) > 0 ? 1 : 0;
+	*rearmed = to_int(PQgetvalue(res, 0, 1)) > 0;
+	PQclear(res);
+	return rc;
 }
 
 int ledger_fail(PGconn *conn, const struct ledger_claim *claim, const char *dead_reason,
@@ -521,13 +581,20 @@ int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
 }
 
 int ledger_mark_dlq(PGconn *conn, const char *job_id, int redrive_generation,
-                    char *err, size_t errlen)
+                    const struct ledger_binding *binding, char *err, size_t errlen)
 {
-	char gen[16];
-	const char *params[2] = {job_id, gen};
+	char gen[16], window[16];
+	const char *params[5] = {job_id, gen, binding->destination, binding->job_type,
+	                         binding->has_price_window ? window : NULL};
 
 	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	snprintf(window, sizeof(window), "%d", binding->window_generation);
 	return run_cas(conn, ST_MARK_DLQ, params, err, errlen);
+}
+
+int ledger_probe(PGconn *conn, char *err, size_t errlen)
+{
+	return run_cas(conn, ST_PROBE, NULL, err, errlen) < 0 ? -1 : 0;
 }
 
 int ledger_record_dlq(PGconn *conn, const struct ledger_dlq_record *rec,

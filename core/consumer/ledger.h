@@ -61,6 +61,20 @@ struct ledger_job {
 	double lease_remaining_seconds;   /* CLAIMED: lease_until - now(), >= 0; else 0 */
 };
 
+/*
+ * What a message binds a job to, besides its id and generation: the
+ * destination of the queue it was received from (not the one its body
+ * names) and the body's job type and price window generation.  A CAS
+ * taking a binding matches only a job with exactly these.  Strings
+ * borrowed.
+ */
+struct ledger_binding {
+	const char *destination;
+	const char *job_type;
+	bool has_price_window;
+	int window_generation;
+};
+
 /* A claim as won by ledger_claim(): everything a later CAS binds. */
 struct ledger_claim {
 	char job_id[LEDGER_JOB_ID_LEN + 1];
@@ -99,15 +113,18 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
 
 /*
  * The claim (rule 5): PENDING and due, or CLAIMED with an expired lease,
- * of generation redrive_generation -> CLAIMED by claimed_by (copied into
- * out), attempt_count + 1, lease_until = now() + lease_seconds, the run
- * recorded as started by this process (started_by; a previous run whose
- * process is gone counted in crash_count, see consumer/liveness.h).  On 1,
- * *payload is the job's payload as JSON text (caller frees with free()).
+ * of generation redrive_generation and with the binding (the queue's
+ * destination, the message's job type and window generation) -> CLAIMED
+ * by claimed_by (copied into out), attempt_count + 1, lease_until = now()
+ * + lease_seconds, the run recorded as started by this process
+ * (started_by; a previous run whose process is gone counted in
+ * crash_count, see consumer/liveness.h).  On 1, *payload is the job's
+ * payload as JSON text (caller frees with free()).
  */
 int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
-                 const char *claimed_by, int lease_seconds, struct ledger_claim *out,
-                 char **payload, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+                 const struct ledger_binding *binding, const char *claimed_by,
+                 int lease_seconds, struct ledger_claim *out, char **payload,
+                 char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /*
  * The common case in one statement, before any lookup: ledger_claim() of
@@ -137,7 +154,10 @@ struct ledger_batch_req {
  * ledger_claim_direct() for n (1..LEDGER_BATCH_MAX) messages of a
  * destination in one statement (autocommit), each row with its own
  * generation and job type; job ids must be distinct.  Rows locked by
- * another transaction are skipped, not waited for.  For each request i
+ * another transaction are skipped, not waited for.  A crashed last run
+ * is counted as by ledger_claim(); the run is recorded as started only
+ * for a job that never crashed a process (claims[i].run_marked; the others
+ * need ledger_mark_started()).  For each request i
  * this worker won: won[i] = true, claims[i] (claimed_by copied) and
  * payloads[i] (JSON text; caller frees with free()).  For the others
  * won[i] = false and payloads[i] = NULL: the caller applies the
@@ -197,9 +217,16 @@ int ledger_succeed(PGconn *conn, const struct ledger_claim *claim,
 int ledger_mark_stale_claimed(PGconn *conn, const struct ledger_claim *claim,
                               char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
-/* CLAIMED -> PENDING, next_attempt_at = now() + delay_seconds, last_error. */
+/*
+ * CLAIMED -> PENDING, next_attempt_at = now() + delay_seconds, last_error,
+ * and in the same statement the job's wake-up: its outbox event of that
+ * generation re-armed as ledger_rearm_event() does (*rearmed), unless a
+ * relay is sending it right now.  With *rearmed the caller deletes the
+ * current message: the retry then never counts as an SQS receive.
+ */
 int ledger_retry(PGconn *conn, const struct ledger_claim *claim, int delay_seconds,
-                 const char *last_error, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+                 const char *last_error, bool *rearmed, char *err,
+                 size_t errlen) OUTBOX_MUSTCHECK;
 
 /* CLAIMED -> DEAD with dead_reason (e.g. "PERMANENT") and last_error; a
  * price job whose window has another generation gets 'STALE' instead. */
@@ -212,12 +239,13 @@ int ledger_release(PGconn *conn, const struct ledger_claim *claim,
                    char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /*
- * A wake-up for a PENDING job whose message could not be moved (its
- * ChangeMessageVisibility failed after a retry or a release, e.g. the
- * message went to the DLQ meanwhile): the job's PUBLISHED outbox event of
- * redrive_generation goes back to NEW, due at the job's next_attempt_at,
- * same event_id, with last_error = why; the relay publishes it again.
- * Only while the job is still PENDING in that generation.  Returns 1, 0
+ * A wake-up for a PENDING job in PostgreSQL instead of in SQS: the job's
+ * outbox event of redrive_generation (PUBLISHED, or NEW and not being sent
+ * by a relay right now) becomes NEW, due at the job's next_attempt_at,
+ * same event_id, with last_error = why; the relay publishes a fresh
+ * message then.  Used for a delivery that came before the job is due and
+ * for a released claim whose message could not be made visible.  Only
+ * while the job is still PENDING in that generation.  Returns 1, 0
  * (nothing to re-arm), -1.
  */
 int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
@@ -225,10 +253,21 @@ int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
 
 /*
  * Rule 7: a job named by a DLQ message -> DEAD 'DLQ', only if it is of
- * generation redrive_generation, non-terminal and without a live lease.
+ * generation redrive_generation and of the binding (the DLQ's destination,
+ * the message's job type and window generation), non-terminal and without
+ * a live lease.
  */
 int ledger_mark_dlq(PGconn *conn, const char *job_id, int redrive_generation,
-                    char *err, size_t errlen) OUTBOX_MUSTCHECK;
+                    const struct ledger_binding *binding, char *err,
+                    size_t errlen) OUTBOX_MUSTCHECK;
+
+/*
+ * A statement that changes nothing and fails when this session could not
+ * claim or re-arm (permission denied, read-only session, lock timeout):
+ * the consumer's test before it receives again after a database error.
+ * Returns 0 or -1 with err.
+ */
+int ledger_probe(PGconn *conn, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /* Evidence of one DLQ message; job_id/event_id/attributes may be NULL. */
 struct ledger_dlq_record {

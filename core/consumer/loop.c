@@ -30,6 +30,8 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 		consumer_worker_backoff(w);
 		return -1;
 	}
+	if (consumer_worker_gate(w) < 0)
+		return -1;
 	if (w->receive_lock != NULL)
 		pthread_mutex_lock(w->receive_lock);
 	if (!consumer_stopping(w->c))
@@ -55,12 +57,16 @@ void *consumer_worker_main(void *arg)
 			continue;
 		if (consumer_paused(w)) {
 			consumer_leave_paused(w, &msgs);
+			/* Nothing claimed: ends the batch's database-error record
+			 * without counting it as a batch that proved claims work. */
+			consumer_worker_batch_done(w, 0);
 			sqs_messages_free(&msgs);
 			continue;
 		}
 		w->batch_received_ms = now_ms();
 		consumer_batch_process(w, &msgs);
 		consumer_worker_flush_deletes(w);
+		consumer_worker_batch_done(w, msgs.n);
 		sqs_messages_free(&msgs);
 	}
 	return NULL;

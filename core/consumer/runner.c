@@ -42,7 +42,12 @@ int consumer_runner_new(const struct cfg *cfg, const struct cfg_destination *des
 
 void consumer_runner_process(struct consumer_runner *r, const struct sqs_message *m)
 {
-	consumer_worker_process(&r->w, m);
+	/* As the daemon's loop does before a receive: after a database error
+	 * the delivery waits for the database (and is left alone if it still
+	 * refuses, as a delivery during an outage is). */
+	if (consumer_worker_gate(&r->w) == 0)
+		consumer_worker_process(&r->w, m);
+	consumer_worker_batch_done(&r->w, 1);
 }
 
 void consumer_runner_flush(struct consumer_runner *r)

@@ -66,6 +66,11 @@ int consumer_worker_ensure(struct consumer_worker *w)
 
 void consumer_worker_db_failed(struct consumer_worker *w)
 {
+	/* Whatever failed, the next receive waits until the database takes
+	 * claims again (consumer_worker_gate): every receive while it refuses
+	 * would count towards maxReceiveCount. */
+	w->db_failed = true;
+	atomic_store(&w->c->db_trouble, true);
 	if (w->conn != NULL && db_connection_lost(w->conn)) {
 		log_warning("database connection lost; reconnecting dest=%s", w->dest->name);
 		PQfinish(w->conn);
@@ -174,14 +179,25 @@ static void release_claim(struct run *r)
 		rearm(r->w, &r->claim);
 }
 
-/* RETRY: back to PENDING with backoff; the message reappears when due. */
+/*
+ * RETRY: back to PENDING with backoff and, in the same statement, the
+ * job's outbox event re-armed to be published when the job is due; then
+ * the message is deleted, so a retry never counts as a receive towards
+ * maxReceiveCount.  When nothing could be re-armed (a relay is sending the
+ * event right now), the message is kept and reappears when due.  A broken
+ * connection is reopened first: the CAS binds the claim, so recording the
+ * retry is safe whatever happened to the transaction that broke.
+ */
 static void complete_retry(struct run *r, const char *why)
 {
 	const struct cfg *cfg = r->w->c->cfg;
 	int delay = consumer_backoff_seconds(cfg->relay.retry_base_seconds,
 	                                     cfg->relay.retry_max_seconds, r->claim.attempt_count);
-	char err[512];
-	int rc = ledger_retry(r->w->conn, &r->claim, delay, why, err, sizeof(err));
+	char err[512] = "no database connection";
+	bool rearmed = false;
+	int rc = consumer_worker_ensure(r->w) < 0
+		         ? -1
+		         : ledger_retry(r->w->conn, &r->claim, delay, why, &rearmed, err, sizeof(err));
 
 	if (rc < 0) {
 		log_warning("could not record the retry; the job is retried when its lease"
@@ -197,15 +213,55 @@ static void complete_retry(struct run *r, const char *why)
 	r->w->counters.retried++;
 	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
 	         r->w->dest->name, r->claim.job_id, r->claim.attempt_count);
-	if (set_visibility(r->w, r->m, delay, r->claim.job_id) < 0)
+	if (rearmed) {
+		r->w->counters.rearmed++;
+		consumer_worker_delete(r->w, r->m);
+	} else if (set_visibility(r->w, r->m, delay, r->claim.job_id) < 0) {
 		rearm(r->w, &r->claim);
+	}
+}
+
+/*
+ * Rule 4, a delivery before the job is due: the wake-up goes to
+ * PostgreSQL (the job's outbox event re-armed, due when the job is) and
+ * the message is deleted, so early deliveries never count towards
+ * maxReceiveCount.  When nothing could be re-armed (the relay is sending
+ * the event right now, or the job changed meanwhile), the message is
+ * hidden until the due time instead.
+ */
+static void defer(struct consumer_worker *w, const struct sqs_message *m,
+                  const struct consumer_msg *pm, int seconds)
+{
+	char err[512];
+	int rc = ledger_rearm_event(w->conn, pm->job_id, pm->redrive_generation,
+	                            "re-armed: a delivery came before the job was due; the"
+	                            " relay publishes a fresh one when it is", err, sizeof(err));
+
+	if (rc < 0) {
+		w->counters.db_errors++;
+		log_warning("could not re-arm the outbox event of a job not due: %s job_id=%s", err,
+		            pm->job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	if (rc == 1) {
+		log_debug("job not due; message deleted, its outbox event re-armed job_id=%s",
+		          pm->job_id);
+		w->counters.rearmed++;
+		consumer_worker_delete(w, m);
+		return;
+	}
+	log_debug("job not due; message deferred by %d s job_id=%s", seconds, pm->job_id);
+	(void)set_visibility(w, m, seconds, pm->job_id);
 }
 
 /* FAIL: DEAD (PERMANENT), message deleted. */
 static void complete_fail(struct run *r, const char *why)
 {
-	char err[512];
-	int rc = ledger_fail(r->w->conn, &r->claim, "PERMANENT", why, err, sizeof(err));
+	char err[512] = "no database connection";
+	int rc = consumer_worker_ensure(r->w) < 0
+		         ? -1
+		         : ledger_fail(r->w->conn, &r->claim, "PERMANENT", why, err, sizeof(err));
 
 	if (rc < 0) {
 		log_warning("could not record the failure: %s job_id=%s", err, r->claim.job_id);
@@ -386,6 +442,8 @@ static void run_claimed(struct run *r, const char *payload)
 		begin_heartbeat(r, handles);
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
+	if (w->c->hb != NULL)
+		heartbeat_running(w->c->hb, w->slot, w->dest->handler_timeout_seconds, w->dest->name);
 	v = plugin_instance_execute_traced(w->inst, &r->job, sqs_message_traceparent(r->m), &result);
 	complete(r, v, msg, result.output);
 	json_decref(result.output);
@@ -398,7 +456,8 @@ static void run_claimed(struct run *r, const char *payload)
  * claimed, 2 marked stale, 0 lost, -1 error.
  */
 static int claim_price(struct consumer_worker *w, const struct ledger_job *job,
-                       struct ledger_claim *claim, char **payload, char *err, size_t errlen)
+                       const struct ledger_binding *binding, struct ledger_claim *claim,
+                       char **payload, char *err, size_t errlen)
 {
 	int gen = 0, rc;
 
@@ -409,8 +468,9 @@ static int claim_price(struct consumer_worker *w, const struct ledger_job *job,
 		rc = ledger_mark_stale(w->conn, job->job_id, job->redrive_generation, err, errlen);
 		rc = rc == 1 ? 2 : rc;
 	} else if (rc >= 0) {
-		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, w->claimed_by,
-		                  w->c->cfg->consumer.lease_seconds, claim, payload, err, errlen);
+		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, binding,
+		                  w->claimed_by, w->c->cfg->consumer.lease_seconds, claim, payload,
+		                  err, errlen);
 	}
 	if (rc < 0 || consumer_tx(w, "COMMIT", err, errlen) < 0) {
 		rollback(w);
@@ -427,14 +487,17 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 	char err[512];
 	char *payload = NULL;
 	struct ledger_job now;
+	/* Bound to the queue the message came from, in the CAS itself. */
+	const struct ledger_binding binding = {w->dest->name, r->pm->job_type,
+	                                       r->pm->has_price_window, r->pm->window_generation};
 	int rc;
 
 	if (job->has_price_window)
-		rc = claim_price(w, job, &r->claim, &payload, err, sizeof(err));
+		rc = claim_price(w, job, &binding, &r->claim, &payload, err, sizeof(err));
 	else
-		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, w->claimed_by,
-		                  w->c->cfg->consumer.lease_seconds, &r->claim, &payload,
-		                  err, sizeof(err));
+		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, &binding,
+		                  w->claimed_by, w->c->cfg->consumer.lease_seconds, &r->claim,
+		                  &payload, err, sizeof(err));
 	if (rc < 0) {
 		w->counters.db_errors++;
 		log_warning("could not claim the job: %s job_id=%s", err, job->job_id);
@@ -527,7 +590,7 @@ static void process(struct consumer_worker *w, const struct sqs_message *m)
 	char why[256], err[512];
 	const char *reason;
 	enum consumer_action action;
-	int rc, defer;
+	int rc, defer_s;
 
 	w->counters.deliveries++;
 	if (consumer_message_parse(m->body, m->body_len, &pm, why, sizeof(why)) < 0) {
@@ -536,7 +599,9 @@ static void process(struct consumer_worker *w, const struct sqs_message *m)
 		            " message_id=%s", why, w->dest->name, m->message_id);
 		return;
 	}
-	if (consumer_worker_ensure(w) < 0) {
+	/* The database refused a statement of this or another worker: leave
+	 * the message alone until it takes claims again (consumer_worker_gate). */
+	if (atomic_load(&w->c->db_trouble) || consumer_worker_ensure(w) < 0) {
 		w->counters.db_errors++;
 		return;
 	}
@@ -550,7 +615,7 @@ static void process(struct consumer_worker *w, const struct sqs_message *m)
 		return;
 	}
 	struct run r = {.w = w, .m = m, .pm = &pm};
-	action = consumer_message_decide(w->dest->name, &pm, rc == 1 ? &job : NULL, &defer,
+	action = consumer_message_decide(w->dest->name, &pm, rc == 1 ? &job : NULL, &defer_s,
 	                                 &reason);
 	count_action(w, action);
 	switch (action) {
@@ -569,12 +634,11 @@ static void process(struct consumer_worker *w, const struct sqs_message *m)
 		consumer_worker_delete(w, m);
 		break;
 	case CONSUMER_DEFER:
-		log_debug("job not due; message deferred by %d s job_id=%s", defer, pm.job_id);
-		(void)set_visibility(w, m, defer, pm.job_id);
+		defer(w, m, &pm, defer_s);
 		break;
 	case CONSUMER_LEAVE:
-		log_debug("%s; message hidden for %d s job_id=%s", reason, defer, pm.job_id);
-		(void)set_visibility(w, m, defer, pm.job_id);
+		log_debug("%s; message hidden for %d s job_id=%s", reason, defer_s, pm.job_id);
+		(void)set_visibility(w, m, defer_s, pm.job_id);
 		break;
 	case CONSUMER_CLAIM:
 		claim_and_run(&r, &job);
@@ -615,6 +679,44 @@ int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
 	}
 	w->backoff_ms = 0;
 	return 0;
+}
+
+int consumer_worker_gate(struct consumer_worker *w)
+{
+	char err[512] = "no database connection";
+
+	if (!atomic_load(&w->c->db_trouble))
+		return 0;
+	w->db_backoff_ms = w->db_backoff_ms < 500 ? 500 : w->db_backoff_ms * 2;
+	if (w->db_backoff_ms > 30000)
+		w->db_backoff_ms = 30000;
+	if (consumer_sleep(w->c, w->db_backoff_ms))
+		return -1;
+	if (!atomic_load(&w->c->db_trouble))
+		return 0;
+	if (consumer_worker_ensure(w) < 0 || ledger_probe(w->conn, err, sizeof(err)) < 0) {
+		log_warning("the database refuses the consumer's statements; not receiving for"
+		            " %d ms: %s dest=%s", w->db_backoff_ms, err, w->dest->name);
+		/* A fresh session next time: what refuses may be this session's
+		 * state (read-only after a failover, a changed role setting). */
+		PQfinish(w->conn);
+		w->conn = NULL;
+		return -1;
+	}
+	if (atomic_exchange(&w->c->db_trouble, false))
+		log_info("the database takes the consumer's statements again; receiving resumes"
+		         " dest=%s", w->dest->name);
+	return 0;
+}
+
+void consumer_worker_batch_done(struct consumer_worker *w, size_t n_messages)
+{
+	/* The backoff of consumer_worker_gate() keeps growing until a batch is
+	 * handled without a database error: a probe that passes does not
+	 * prove that claims work (a full disk fails only real writes). */
+	if (n_messages > 0 && !w->db_failed)
+		w->db_backoff_ms = 0;
+	w->db_failed = false;
 }
 
 void consumer_worker_retry(struct consumer_worker *w, const struct sqs_message *m,

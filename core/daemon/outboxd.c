@@ -32,6 +32,7 @@
 #include "daemon/plugins.h"
 #include "daemon/reload.h"
 #include "daemon/shutdown.h"
+#include "db/db.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
@@ -260,6 +261,10 @@ static int run(const struct cfg *cfg, enum role role)
 	host[sizeof(host) - 1] = '\0';
 	snprintf(instance_id, sizeof(instance_id), "%s:%ld", host, (long)getpid());
 	block_signals(&set);
+	/* Before any unit opens a connection: every session gets them. */
+	db_set_session_timeouts(cfg->database.lock_timeout_seconds,
+	                        cfg->database.statement_timeout_seconds,
+	                        cfg->database.idle_in_transaction_timeout_seconds);
 	rc = start_units(cfg, role, instance_id, &units);
 	if (rc != OUTBOXD_EXIT_OK)
 		goto out;

@@ -25,6 +25,7 @@ static bool same_destination(const struct cfg_destination *a, const struct cfg_d
 {
 	if (!same_str(a->queue_url, b->queue_url) || !same_str(a->dlq_url, b->dlq_url) ||
 	    !same_str(a->plugin, b->plugin) || a->max_receive_count != b->max_receive_count ||
+	    a->handler_timeout_seconds != b->handler_timeout_seconds ||
 	    a->n_plugin_options != b->n_plugin_options)
 		return false;
 	for (size_t i = 0; i < a->n_plugin_options; i++) {
@@ -52,7 +53,13 @@ static int needs_restart(const char *section, const char *key)
 static int compare_sections(const struct cfg *run, const struct cfg *next)
 {
 	return CMP_STR(outboxd, plugin_path, "plugin_path") +
-	       CMP_STR(database, conninfo, "conninfo") + CMP_STR(aws, region, "region") +
+	       CMP_STR(database, conninfo, "conninfo") +
+	       /* Set once for every session of the process (db_set_session_timeouts). */
+	       CMP_INT(database, lock_timeout_seconds, "lock_timeout_seconds") +
+	       CMP_INT(database, statement_timeout_seconds, "statement_timeout_seconds") +
+	       CMP_INT(database, idle_in_transaction_timeout_seconds,
+	               "idle_in_transaction_timeout_seconds") +
+	       CMP_STR(aws, region, "region") +
 	       CMP_STR(aws, endpoint_url, "endpoint_url") + CMP_STR(s3, bucket, "bucket") +
 	       CMP_STR(s3, prefix, "prefix") + CMP_STR(s3, endpoint_url, "endpoint_url") +
 	       CMP_INT(relay, batch_size, "batch_size") +

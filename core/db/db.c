@@ -42,6 +42,33 @@ static void ignore_notice(void *arg, const char *message)
 	(void)message;
 }
 
+/* Set once by db_set_session_timeouts() before any thread starts. */
+static int session_timeouts[3];
+
+void db_set_session_timeouts(int lock_timeout, int statement_timeout,
+                             int idle_in_transaction_timeout)
+{
+	session_timeouts[0] = lock_timeout;
+	session_timeouts[1] = statement_timeout;
+	session_timeouts[2] = idle_in_transaction_timeout;
+}
+
+/* The SET statements of the session settings, one round trip. */
+static int apply_session_timeouts(PGconn *conn, char *err, size_t errlen)
+{
+	static const char *const names[3] = {"lock_timeout", "statement_timeout",
+	                                     "idle_in_transaction_session_timeout"};
+	char sql[256];
+	size_t len = 0;
+
+	for (int i = 0; i < 3; i++) {
+		if (session_timeouts[i] > 0)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, "SET %s = '%ds';",
+			                        names[i], session_timeouts[i]);
+	}
+	return len == 0 ? 0 : db_exec(conn, sql, err, errlen);
+}
+
 PGconn *db_connect(const char *conninfo, const char *application_name,
                    char *err, size_t errlen)
 {
@@ -61,6 +88,10 @@ PGconn *db_connect(const char *conninfo, const char *application_name,
 	}
 	/* Notices ("relation already exists, skipping") are not for operators. */
 	PQsetNoticeProcessor(conn, ignore_notice, NULL);
+	if (apply_session_timeouts(conn, err, errlen) < 0) {
+		PQfinish(conn);
+		return NULL;
+	}
 	return conn;
 }
 

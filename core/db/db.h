@@ -23,6 +23,17 @@
 PGconn *db_connect(const char *conninfo, const char *application_name,
                    char *err, size_t errlen);
 
+/*
+ * Session settings for every later db_connect() of this process, in
+ * seconds (0: leave the server's setting): lock_timeout, statement_timeout
+ * and idle_in_transaction_session_timeout.  outboxd calls it once, before
+ * it starts any thread, so that a hung plugin cannot hold locks (or a
+ * statement stall) past the limit; outboxctl does not (a migration may
+ * legitimately wait).
+ */
+void db_set_session_timeouts(int lock_timeout, int statement_timeout,
+                             int idle_in_transaction_timeout);
+
 /* Run one or more statements without parameters (the simple protocol);
  * rows are discarded.  Returns 0 or -1 with err set. */
 int db_exec(PGconn *conn, const char *sql, char *err, size_t errlen) OUTBOX_MUSTCHECK;

@@ -50,12 +50,15 @@ psql_q "$DB" "UPDATE outbox.jobs SET redrive_generation = 1 WHERE job_id = '$J3'
 psql_q "$DB" "INSERT INTO outbox.outbox_events (event_id, event_type, job_id, destination, redrive_generation, body)
 	SELECT 'news:$J3:1', 'news', '$J3', 'news', 1, replace(replace(body, ':0\"', ':1\"'), '\"redrive_generation\":0', '\"redrive_generation\":1')
 	  FROM outbox.outbox_events WHERE job_id = '$J3'" >/dev/null
-B3=$(event_body "$DB" "$J3" 1)
-send_body "$QURL" "$B3"
+publish_event "$DB" "$QURL" "$J3" 1
 check "retry: PENDING after the first attempt" wait_for 10 \
 	test "$(psql_q "$DB" "SELECT status || attempt_count FROM outbox.jobs WHERE job_id='$J3'")" = PENDING1
+# The retry deleted the message and re-armed the event; the test plays the relay.
+check "retry: message deleted" wait_for 10 depth_is "$QURL" 0
+check "retry: event re-armed, due at the retry" [ "$(psql_q "$DB" "SELECT e.status || ':' || (e.next_attempt_at = j.next_attempt_at) FROM outbox.outbox_events e JOIN outbox.jobs j USING (job_id) WHERE e.job_id='$J3' AND e.redrive_generation = 1")" = NEW:true ]
 check "retry: next_attempt_at = now + 2 s" [ "$(psql_q "$DB" "SELECT round(extract(epoch FROM next_attempt_at - updated_at)) FROM outbox.jobs WHERE job_id='$J3'")" = 2 ]
 check "retry: last_error kept" [ -n "$(psql_q "$DB" "SELECT last_error FROM outbox.jobs WHERE job_id='$J3'")" ]
+republish_when_due "$DB" "$QURL" "$J3" 1 10
 check "retry: second attempt succeeds" wait_for 15 status_is "$DB" "$J3" SUCCEEDED
 t1=$(awk -v j="$J3" '$1==j && $2==1 {print $4}' "$TEST_TMP/executions.log")
 t2=$(awk -v j="$J3" '$1==j && $2==2 {print $4}' "$TEST_TMP/executions.log")
@@ -83,7 +86,8 @@ check "redrive: PENDING generation 1 attempt 0" [ "$(psql_q "$DB" "SELECT status
 send_body "$QURL" "$B4"
 check "redrive: old-generation message deleted" wait_for 10 depth_is "$QURL" 0
 check "redrive: old generation did not claim" [ "$(psql_q "$DB" "SELECT status || attempt_count FROM outbox.jobs WHERE job_id='$J4'")" = PENDING0 ]
-send_body "$QURL" "$(event_body "$DB" "$J4" 1)"
+publish_event "$DB" "$QURL" "$J4" 1
+republish_when_due "$DB" "$QURL" "$J4" 1 15
 check "redrive: new generation succeeds" wait_for 15 status_is "$DB" "$J4" SUCCEEDED
 # retry_until_attempt = 1 also applies to generation 1: attempt 1 retries, 2 succeeds
 n=$(awk -v j="$J4" '$1==j && $3==1 {printf "%s ", $2}' "$TEST_TMP/executions.log")

@@ -11,7 +11,15 @@
 #   start_consumer INI LOG [ENV...] starts outboxd --role consumer; sets CPID
 #   stop_consumer                   SIGTERM, waits; returns its exit code
 #   wait_for SECONDS CMD...         polls CMD every 0.2 s until it succeeds
+#   stop_daemons_at_exit            at exit, stop $RPID and $CPID (when set)
+#                                   and remove $TEST_TMP; the status is kept
 #   event_body CONNINFO JOB_ID [GEN] the outbox body of a job's event
+#   publish_event CONNINFO QURL JOB_ID [GEN]
+#                                   what the relay does: mark the event
+#                                   PUBLISHED, send its body
+#   republish_when_due CONNINFO QURL JOB_ID GEN SECONDS
+#                                   once the event is NEW and due again (a
+#                                   retry re-armed it), publish_event
 
 # Empty without the services: the tests that source this call require_aws
 # right after, and set -u must not stop them before that.
@@ -102,6 +110,19 @@ stop_consumer() {
 	return $rc
 }
 
+daemons_exit() {
+	local rc=$? p
+	for p in "${RPID:-}" "${CPID:-}"; do
+		[ -n "$p" ] && kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	rm -rf "$TEST_TMP"
+	exit "$rc"
+}
+
+stop_daemons_at_exit() {
+	trap daemons_exit EXIT
+}
+
 wait_for() {
 	local deadline=$(( $(date +%s) + $1 ))
 	shift
@@ -114,6 +135,22 @@ wait_for() {
 event_body() {
 	psql_q "$1" "SELECT body FROM outbox.outbox_events WHERE job_id = '$2'
 		AND redrive_generation = ${3:-0}"
+}
+
+publish_event() {
+	# marked first: the consumer may re-arm the event as soon as it is sent
+	psql_q "$1" "UPDATE outbox.outbox_events SET status = 'PUBLISHED', published_at = now()
+		WHERE job_id = '$3' AND redrive_generation = ${4:-0}" >/dev/null
+	send_body "$2" "$(event_body "$1" "$3" "${4:-0}")"
+}
+
+event_due() {
+	[ "$(psql_q "$1" "SELECT status = 'NEW' AND next_attempt_at <= now() FROM outbox.outbox_events
+		WHERE job_id = '$2' AND redrive_generation = $3")" = t ]
+}
+
+republish_when_due() {
+	wait_for "$5" event_due "$1" "$3" "$4" && publish_event "$1" "$2" "$3" "$4"
 }
 
 # enqueue_job CONNINFO DEST N: enqueues news item N; prints the job_id

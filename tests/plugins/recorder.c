@@ -6,13 +6,17 @@
  *
  * execute() appends "JOB_ID ATTEMPT GENERATION NOW_MS" to plugin.log_file
  * (every execution, whatever happens next), logs plugin.log_info (if not
- * "-") at info level through the host, sleeps plugin.sleep_ms, then
+ * "-") at info level through the host, sleeps plugin.sleep_ms (only
+ * while the attempt <= plugin.sleep_until_attempt, when that is set, and
+ * only for the job plugin.sleep_job, when that is set), then
  * returns:
  *   FAIL   if the job's redrive_generation < plugin.fail_before_generation
  *   RETRY  if the attempt <= plugin.retry_until_attempt
  *   else   plugin.verdict (ok, retry, fail)
  * commit() inserts one row (job_id, attempt, generation) into
- * public.recorder_runs through tx_exec, then runs plugin.commit_sql (any
+ * public.recorder_runs through tx_exec, sleeps plugin.commit_sleep_ms (as
+ * a hung commit() would; same attempts as sleep_ms), then runs
+ * plugin.commit_sql (any
  * statement, e.g. COMMIT, to test what the host allows; "-": none) through
  * tx_exec (plugin.commit_sql_file: the statement is that file's text, for
  * statements an ini value cannot hold; plugin.commit_sql_job: only for
@@ -41,6 +45,9 @@ struct recorder {
 	const struct outbox_host *host;
 	struct outbox_ctx *ctx;
 	long long sleep_ms;
+	long long commit_sleep_ms;
+	long long sleep_until_attempt;
+	const char *sleep_job;
 	long long retry_until_attempt;
 	long long fail_before_generation;
 	int fail_commit;
@@ -58,6 +65,11 @@ struct recorder {
 
 static const struct outbox_option options[] = {
 	{"sleep_ms", OUTBOX_OPT_INT, "0", 0, 600000, 0, "milliseconds execute() sleeps"},
+	{"commit_sleep_ms", OUTBOX_OPT_INT, "0", 0, 600000, 0,
+	 "milliseconds commit() sleeps after its insert"},
+	{"sleep_until_attempt", OUTBOX_OPT_INT, "0", 0, 1000, 0,
+	 "both sleeps only while attempt <= N; 0: every attempt"},
+	{"sleep_job", OUTBOX_OPT_STRING, "-", 0, 0, 0, "job_id that alone sleeps; - for every job"},
 	{"verdict", OUTBOX_OPT_STRING, "ok", 0, 0, 0, "ok, retry or fail"},
 	{"retry_until_attempt", OUTBOX_OPT_INT, "0", 0, 1000, 0, "RETRY while attempt <= N"},
 	{"fail_before_generation", OUTBOX_OPT_INT, "0", 0, 1000, 0,
@@ -117,6 +129,9 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->host = host;
 	r->ctx = ctx;
 	r->sleep_ms = host->option_int(ctx, "sleep_ms");
+	r->commit_sleep_ms = host->option_int(ctx, "commit_sleep_ms");
+	r->sleep_until_attempt = host->option_int(ctx, "sleep_until_attempt");
+	r->sleep_job = host->option(ctx, "sleep_job");
 	r->retry_until_attempt = host->option_int(ctx, "retry_until_attempt");
 	r->fail_before_generation = host->option_int(ctx, "fail_before_generation");
 	r->fail_commit = host->option_bool(ctx, "fail_commit");
@@ -176,11 +191,23 @@ static void log_execution(struct recorder *r, const struct outbox_job *job)
 	close(fd);
 }
 
+/* Sleeps ms on the attempts plugin.sleep_until_attempt allows, for the
+ * job plugin.sleep_job (every job when "-"). */
+static void rec_sleep(const struct recorder *r, const struct outbox_job *job, long long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	if ((r->sleep_until_attempt > 0 && job->attempt > r->sleep_until_attempt) ||
+	    (strcmp(r->sleep_job, "-") != 0 && strcmp(r->sleep_job, job->job_id) != 0))
+		return;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		continue;
+}
+
 static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *job,
                                        struct outbox_result *result)
 {
 	struct recorder *r = instance;
-	struct timespec ts = {r->sleep_ms / 1000, (r->sleep_ms % 1000) * 1000000L};
 
 	log_execution(r, job);
 	if (strcmp(r->log_info, "-") != 0)
@@ -189,8 +216,7 @@ static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *
 		abort();
 	while (strcmp(r->hang_job, job->job_id) == 0)
 		pause();
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		continue;
+	rec_sleep(r, job, r->sleep_ms);
 	if (job->redrive_generation < r->fail_before_generation) {
 		snprintf(result->msg, result->msg_size, "recorder: generation %d fails",
 		         job->redrive_generation);
@@ -219,6 +245,8 @@ static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *j
 	                         " VALUES ($1, $2::integer, $3::integer)",
 	                     3, params, NULL, err, errlen) < 0)
 		return OUTBOX_RETRY;
+	/* A hung commit(): its transaction sits idle, holding the job's row. */
+	rec_sleep(r, job, r->commit_sleep_ms);
 	if (strcmp(r->poison_job, job->job_id) == 0) {
 		(void)r->host->tx_exec(tx, "SELECT 1 / 0", 0, NULL, NULL, err, errlen);
 		err[0] = '\0';

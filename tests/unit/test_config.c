@@ -186,6 +186,9 @@ static void test_defaults(void **state)
 	assert_null(cfg->s3.bucket);
 	assert_string_equal(cfg->s3.prefix, "prices/");
 	assert_null(cfg->s3.endpoint_url);
+	assert_int_equal(cfg->database.lock_timeout_seconds, 10);
+	assert_int_equal(cfg->database.statement_timeout_seconds, 60);
+	assert_int_equal(cfg->database.idle_in_transaction_timeout_seconds, 60);
 	assert_int_equal(cfg->relay.batch_size, 10);
 	assert_int_equal(cfg->relay.poll_interval_ms, 500);
 	assert_int_equal(cfg->relay.retry_base_seconds, 2);
@@ -215,6 +218,7 @@ static void test_defaults(void **state)
 	/* No dlq_url: the DLQ's retention does not count. */
 	assert_int_equal(cfg_dedup_horizon_seconds(cfg), 345600);
 	assert_int_equal(cfg_sweeper_horizon_seconds(cfg), 2 * 60 + 20 + 60);
+	assert_int_equal(d->handler_timeout_seconds, 600);
 	assert_int_equal(d->plugin_line, 7);
 	assert_int_equal(d->n_plugin_options, 0);
 	assert_null(d->plugin_options);
@@ -472,6 +476,7 @@ int main(void)
 		ERROR_FIXTURE(unknown_key),
 		ERROR_FIXTURE(bad_number),
 		ERROR_FIXTURE(out_of_range),
+		ERROR_FIXTURE(timeouts_out_of_range),
 		ERROR_FIXTURE(unknown_section),
 		ERROR_FIXTURE(many_errors),
 		ERROR_FIXTURE(duplicate_key),

@@ -1,4 +1,4 @@
--- V7__operations.sql: poison-job quarantine and per-destination pause
+-- V6__operations.sql: poison-job quarantine and per-destination pause
 -- (docs/outboxd.md, "Quarantine" and "Pausing a destination").
 --
 -- started_by: the liveness key of the process whose handler run of the
