@@ -84,6 +84,7 @@ int main(int argc, char **argv)
 	int rc = CTL_EXIT_USAGE;
 
 	log_set_ident("outboxctl");
+	log_set_format(LOG_FORMAT_TEXT);
 	argc = take_common_options(&ctl, argc, argv);
 	if (argc < 0)
 		return CTL_EXIT_USAGE;

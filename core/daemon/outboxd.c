@@ -325,6 +325,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	log_set_ident("outboxd");
+	log_set_format(LOG_FORMAT_TEXT); /* --log-format may change it */
 	rc = parse_args(argc, argv, &opts);
 	if (rc >= 0)
 		return rc;
