@@ -142,6 +142,14 @@ check "every lane is up" test "$(grep -c '^outboxd_relay_lanes_up{.*} 1$' "$TEST
 check "every worker and DLQ reader is up (3 x (2 + 1))" test "$(metric outboxd_consumer_workers_up)" = 9
 check "the oldest NEW event age is 0 when none waits" \
 	grep -q '^outboxd_oldest_new_event_age_seconds{destination="news"} 0.000$' "$TEST_TMP/metrics.txt"
+dashboard_series_exist() {
+	local m
+	for m in $(jq -r '.panels[].targets[].expr' "$OUTBOX_SRCDIR/conf/grafana-outboxd.json" |
+	           grep -o 'outboxd_[a-z_]*' | sort -u); do
+		grep -q "^$m[{ ]" "$TEST_TMP/metrics.txt" || { echo "# dashboard uses $m, not served" >&2; return 1; }
+	done
+}
+check "every series the Grafana dashboard queries is served" dashboard_series_exist
 check "no per-job label" sh -c "! grep -q 'job_id' '$TEST_TMP/metrics.txt'"
 
 # A NEW event that the relay cannot send (the lane's queue gone) ages.
