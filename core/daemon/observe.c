@@ -49,6 +49,7 @@ struct observe {
 	int64_t lane_stuck_ms, worker_stuck_ms;
 	uint64_t watchdog_usec;
 	int64_t last_watchdog_ms;
+	bool watchdog_withheld; /* logged once per stuck spell */
 	bool ready_sent;
 	_Atomic bool stopping;
 	struct http_server *http;
@@ -363,9 +364,12 @@ static void tick(struct observe *o)
 		return;
 	/* Silence when stuck: systemd then restarts the service. */
 	if (!check_alive(o, why, sizeof(why))) {
-		log_error("not sending the watchdog keep-alive: %s", why);
+		if (!o->watchdog_withheld)
+			log_error("not sending the watchdog keep-alive: %s", why);
+		o->watchdog_withheld = true;
 		return;
 	}
+	o->watchdog_withheld = false;
 	o->last_watchdog_ms = now;
 	(void)sd_notify_send("WATCHDOG=1");
 }

@@ -407,6 +407,7 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 	count_outcomes(l, items, n, st);
 	st->lost = n - ms.applied;
 	st->jobs_dead = ms.jobs_dead;
+	metrics_add(METRIC_JOBS_DEAD_UNROUTABLE, l->destination, ms.jobs_dead);
 	if (st->lost > 0)
 		log_warning("claim expired before its results were recorded: %zu events were "
 		            "claimed again by another relay dest=%s token=%s",

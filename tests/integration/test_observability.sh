@@ -8,8 +8,8 @@
 #   - /readyz is 503 within a few seconds of PostgreSQL stopping, 200 again
 #     once it is back, while /healthz stays 200;
 #   - sd_notify: READY=1 after every lane and worker connected, STOPPING=1
-#     on SIGTERM, read from a local NOTIFY_SOCKET (an abstract name, then a
-#     path);
+#     on SIGTERM, WATCHDOG=1 with WATCHDOG_USEC, read from a local
+#     NOTIFY_SOCKET (an abstract name, then a path);
 #   - logs: with JOURNAL_STREAM naming stderr every line starts with its
 #     syslog priority and has no timestamp; --log-format json gives one
 #     valid object per line (every line parsed); no secret in any.
@@ -108,10 +108,13 @@ check "/readyz is 200 when ready" until_status 200 /readyz 10
 check "/healthz is 200" status 200 /healthz
 check "an unknown path is 404" status 404 /nope
 
+# Two LLM failures that retry, one that kills its job: every outcome counts.
+stub_script $'500\n500\nmalformed'
 for n in $(seq 1 12); do news_line "$n"; done >"$TEST_TMP/items.jsonl"
 enqueue_news "$TEST_TMP/items.jsonl" >/dev/null
-check "all 12 jobs end SUCCEEDED" wait_for \
-	"SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') || '/' || count(*) FROM outbox.jobs" 12/12 60
+check "11 jobs end SUCCEEDED, 1 DEAD" wait_for \
+	"SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') || '/' || count(*) FILTER (WHERE status = 'DEAD')
+	   FROM outbox.jobs" 11/1 60
 
 curl -fsS "$URL/metrics" >"$TEST_TMP/metrics.txt"
 check "promtool check metrics accepts the exposition" \
@@ -128,7 +131,15 @@ echo "# metrics: succeeded=$(metric outboxd_jobs_succeeded_total) published=$(me
 check "jobs succeeded = SUCCEEDED rows" test "$(metric outboxd_jobs_succeeded_total)" = "$succeeded"
 check "events published = PUBLISHED rows" test "$(metric outboxd_events_published_total)" = "$published"
 check "jobs dead = DEAD rows" test "$(metric outboxd_jobs_dead_total)" = "$dead_jobs"
+retries=$(q "SELECT sum(attempt_count) - count(*) FROM outbox.jobs")
 check "jobs claimed = the attempts recorded" test "$(metric outboxd_jobs_claimed_total)" = "$attempts"
+check "jobs retried = attempts that were not the last ($retries)" \
+	test "$(metric outboxd_jobs_retried_total)" = "$retries"
+check "two retries happened" test "$retries" = 2
+check "the dead job is counted under its reason" \
+	grep -q '^outboxd_jobs_dead_total{destination="news",reason="PERMANENT"} 1$' "$TEST_TMP/metrics.txt"
+check "claims = successes + retries + deaths" \
+	test "$(metric outboxd_jobs_claimed_total)" = "$(( succeeded + retries + dead_jobs ))"
 check "handler executions counted once per claim" \
 	test "$(metric outboxd_handler_execute_duration_seconds_count)" = "$attempts"
 check "commit-to-start latency observed once per claim" \
@@ -168,10 +179,11 @@ start_listener "$TEST_TMP/notify.sock"
 log="$TEST_TMP/outboxd-journal.log"
 : >"$log"
 journal=$(stat -c '%d:%i' "$log")
-env NOTIFY_SOCKET="$TEST_TMP/notify.sock" JOURNAL_STREAM="$journal" "$OUTBOXD" -c "$INI" --role all >>"$log" 2>&1 &
+env NOTIFY_SOCKET="$TEST_TMP/notify.sock" WATCHDOG_USEC=1000000 JOURNAL_STREAM="$journal" "$OUTBOXD" -c "$INI" --role all >>"$log" 2>&1 &
 OPID=$!
 pl_pids+=("$OPID")
 check "READY=1 through a socket path" notified READY=1 20
+check "WATCHDOG=1 while alive, with WATCHDOG_USEC set" notified WATCHDOG=1 5
 check "/readyz is 200 before the outage" until_status 200 /readyz 10
 t0=$SECONDS
 pg_ctl_priv -m fast stop
