@@ -207,6 +207,26 @@ check "journald lines have no timestamp of their own" sh -c "! grep -q -E '^<[0-
 check "the outage is logged at warning priority" grep -q '^<4>WARNING: ' "$log"
 check "informational lines have priority 6" grep -q '^<6>LOG: outboxd started' "$log"
 
+# ---------------- run 3: consumer only, a backlog the database reports ----------------
+# Without a relay the new job's event stays NEW and the job PENDING and due:
+# both ages come from the database and grow.
+news_line 100 >"$TEST_TMP/late.jsonl"
+enqueue_news "$TEST_TMP/late.jsonl" >/dev/null
+"$OUTBOXD" -c "$INI" --role consumer >>"$TEST_TMP/outboxd-consumer.log" 2>&1 &
+OPID=$!
+pl_pids+=("$OPID")
+check "/readyz is 200 for a consumer-only instance (no lanes expected)" until_status 200 /readyz 20
+aged() {
+	curl -fsS "$URL/metrics" >"$TEST_TMP/metrics.txt" || return 1
+	awk '$1 == "outboxd_oldest_new_event_age_seconds{destination=\"news\"}" && $2 > 0 { a = 1 }
+	     $1 == "outboxd_oldest_due_pending_job_age_seconds{destination=\"news\"}" && $2 > 0 { b = 1 }
+	     END { exit !(a && b) }' "$TEST_TMP/metrics.txt"
+}
+check "the oldest NEW event and the oldest due PENDING job have an age" wait_until 10 aged
+check "a consumer-only instance reports no lane up" \
+	test "$(metric outboxd_relay_lanes_up)" = 0
+check "the consumer-only outboxd stops cleanly (exit 0)" outboxd_stop "$OPID"
+
 for f in "$TEST_TMP/outboxd-json.log" "$log"; do
 	check "no secret in $(basename "$f")" sh -c \
 		"! grep -q -F -e '$AWS_SECRET_ACCESS_KEY' -e '$OPENAI_API_KEY' '$f'"
