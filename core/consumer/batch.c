@@ -280,7 +280,8 @@ static void execute(struct batch *b, struct bjob *j)
 	                             j->claim.redrive_generation};
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
-	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name, (double)wall_clock_ms() / 1000 - j->claim.due_epoch);
+	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name,
+	                (double)wall_clock_ms() / 1000 - j->claim.due_epoch);
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
 	j->executed = true;

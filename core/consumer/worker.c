@@ -389,7 +389,8 @@ static void run_claimed(struct run *r, const char *payload)
 		begin_heartbeat(r, handles);
 	FAULT_POINT("consumer.in_execute");
 	w->counters.handler_runs++;
-	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name, (double)wall_clock_ms() / 1000 - r->claim.due_epoch);
+	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name,
+	                (double)wall_clock_ms() / 1000 - r->claim.due_epoch);
 	v = plugin_instance_execute_traced(w->inst, &r->job, sqs_message_traceparent(r->m), &result);
 	complete(r, v, msg, result.output);
 	json_decref(result.output);

@@ -588,7 +588,8 @@ enum outbox_verdict plugin_instance_execute(struct plugin_instance *inst,
 	plugin_call_enter(inst->ctx, job->job_id, NULL, &saved);
 	double started = metrics_now_seconds();
 	enum outbox_verdict v = inst->mod->desc->execute(inst->instance, job, result);
-	metrics_observe(METRIC_EXECUTE_SECONDS, inst->ctx->destination, metrics_now_seconds() - started);
+	metrics_observe(METRIC_EXECUTE_SECONDS, inst->ctx->destination,
+	                metrics_now_seconds() - started);
 	plugin_call_leave(&saved);
 	unlock_instance(inst);
 	result->msg[result->msg_size - 1] = '\0';
@@ -633,7 +634,8 @@ enum outbox_verdict plugin_instance_commit(struct plugin_instance *inst,
 	double started = metrics_now_seconds();
 	enum outbox_verdict v = inst->mod->desc->commit(inst->instance, job, output, tx,
 	                                                err, errlen);
-	metrics_observe(METRIC_COMMIT_SECONDS, inst->ctx->destination, metrics_now_seconds() - started);
+	metrics_observe(METRIC_COMMIT_SECONDS, inst->ctx->destination,
+	                metrics_now_seconds() - started);
 	plugin_call_leave(&saved);
 	unlock_instance(inst);
 	err[errlen - 1] = '\0';

@@ -334,7 +334,9 @@ static void send_chunk(struct relay_lane *l, struct lane_item *items, const size
 		if (rc == 0)
 			it->result = results[k];
 		item_apply(it, rc, &req);
-		metrics_add(it->mark.outcome == OUTBOX_OUTCOME_DEAD ? METRIC_SEND_FAILED_PERMANENT : METRIC_SEND_FAILED_TRANSIENT, l->destination, it->mark.outcome != OUTBOX_OUTCOME_PUBLISHED);
+		metrics_add(it->mark.outcome == OUTBOX_OUTCOME_DEAD ? METRIC_SEND_FAILED_PERMANENT
+		                                                    : METRIC_SEND_FAILED_TRANSIENT,
+		            l->destination, it->mark.outcome != OUTBOX_OUTCOME_PUBLISHED);
 	}
 }
 
