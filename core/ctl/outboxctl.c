@@ -41,7 +41,7 @@ static const struct command commands[] = {
 	 "the queue's and the DLQ's approximate depth; the live instances"},
 	{"create-queues", cmd_create_queues, "create-queues [--json]",
 	 "create each destination's queue and DLQ with its redrive policy"},
-	{"dead", cmd_dead, "dead [--destination D] [--json]",
+	{"dead", cmd_dead, "dead [--destination D] [--evidence] [--json]",
 	 "list dead jobs and dead events with their reasons"},
 	{"redrive", cmd_redrive, "redrive JOB_ID...",
 	 "send dead or stuck jobs round again (a new redrive generation each)"},
