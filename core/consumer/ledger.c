@@ -101,14 +101,15 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   AND destination = $5 AND job_type = $6"
 		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
 		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
-		"           payload::text"},
+		"           payload::text, extract(epoch FROM next_attempt_at)::float8"},
 	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 6,
 		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
 		"       attempt_count = attempt_count + 1,"
 		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
 		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL AND" CLAIMABLE
-		" RETURNING attempt_count, false, 0, payload::text"},
+		" RETURNING attempt_count, false, 0, payload::text,"
+		"           extract(epoch FROM next_attempt_at)::float8"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
 		"       last_error = 'the price window was corrected: a newer generation exists',"
@@ -200,7 +201,8 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"       attempt_count = j.attempt_count + 1,"
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
 		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
-		" RETURNING j.job_id, j.attempt_count, j.payload::text"},
+		" RETURNING j.job_id, j.attempt_count, j.payload::text,"
+		"           extract(epoch FROM j.next_attempt_at)::float8"},
 	/* The completion transaction's first statement: lock the rows whose
 	 * claims ($1 job ids, $2 attempt counts, $3 redrive generations, by
 	 * $4, no window) still hold, in job_id order. */
@@ -392,6 +394,7 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	out->redrive_generation = redrive_generation;
 	out->has_price_window = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	out->window_generation = to_int(PQgetvalue(res, 0, 2));
+	out->due_epoch = strtod(PQgetvalue(res, 0, 4), NULL);
 	rc = 1;
 out:
 	PQclear(res);
@@ -729,6 +732,7 @@ static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size
 		copy_field(claims[i].claimed_by, sizeof(claims[i].claimed_by), claimed_by);
 		claims[i].attempt_count = to_int(PQgetvalue(res, r, 1));
 		claims[i].redrive_generation = reqs[i].redrive_generation;
+		claims[i].due_epoch = strtod(PQgetvalue(res, r, 3), NULL);
 		won[i] = true;
 		got++;
 	}

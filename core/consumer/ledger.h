@@ -83,6 +83,8 @@ struct ledger_claim {
 	int redrive_generation;
 	bool has_price_window;
 	int window_generation;
+	double due_epoch;           /* next_attempt_at, seconds since the epoch:
+	                               the producer's commit for a first attempt */
 };
 
 /* Prepare every statement on conn.  Returns 0 or -1 with err. */

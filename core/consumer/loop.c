@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "consumer/batch.h"
+#include "common/metrics.h"
 
 /* ReceiveMessage with the destination's receive lock held: one poller per
  * queue at a time (the others wait for it, then poll). */
@@ -46,6 +47,7 @@ void *consumer_worker_main(void *arg)
 	while (!consumer_stopping(w->c)) {
 		struct sqs_messages msgs = {0};
 
+		metrics_progress(METRIC_THREAD_WORKER, w->dest->name);
 		if (receive_locked(w, &msgs) < 0)
 			continue;
 		w->batch_received_ms = now_ms();
