@@ -29,6 +29,7 @@ struct aws_http {
 	long connect_timeout_ms;
 	long timeout_ms;
 	size_t max_response_bytes;
+	bool connected_once; /* a later new connection is a reconnect */
 
 	/* State of the transfer in progress; reused between requests. */
 	char *body;
@@ -413,6 +414,25 @@ static char *build_url(const struct aws_http *c, const struct aws_http_request *
 /* Requests sent by every client of the process (outbox-bench reads it
  * through outboxd's OUTBOX_STATS_FILE). */
 static atomic_ulong requests_made;
+static atomic_ulong sqs_reconnects;
+
+unsigned long aws_http_sqs_reconnects(void)
+{
+	return atomic_load_explicit(&sqs_reconnects, memory_order_relaxed);
+}
+
+/* libcurl keeps the connection alive; a transfer that had to open a new
+ * one after the first is a reconnect (the server closed it, or it broke). */
+static void count_connects(struct aws_http *c)
+{
+	long opened = 0;
+
+	if (curl_easy_getinfo(c->curl, CURLINFO_NUM_CONNECTS, &opened) != CURLE_OK || opened <= 0)
+		return;
+	if (c->connected_once && !c->s3)
+		atomic_fetch_add_explicit(&sqs_reconnects, (unsigned long)opened, memory_order_relaxed);
+	c->connected_once = true;
+}
 
 unsigned long aws_http_requests_made(void)
 {
@@ -467,6 +487,7 @@ static int perform_once(struct aws_http *c, const struct aws_http_request *req,
 	}
 	atomic_fetch_add_explicit(&requests_made, 1, memory_order_relaxed);
 	rc = finish(c, req, curl_easy_perform(c->curl), resp, res);
+	count_connects(c);
 out:
 	/* Authorization must not outlive the request; the slist holds a copy. */
 	if (auth != NULL)

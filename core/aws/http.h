@@ -84,6 +84,9 @@ void aws_http_free(struct aws_http *c);
 /* HTTP requests aws_http_perform() has sent, all clients of the process
  * together, since it started (thread-safe). */
 unsigned long aws_http_requests_made(void);
+/* New connections SQS clients of the process opened after their first
+ * (process-wide; for the metrics). */
+unsigned long aws_http_sqs_reconnects(void);
 
 /* 0 for either value keeps the current one. */
 void aws_http_set_timeouts(struct aws_http *c, long connect_timeout_ms, long timeout_ms);

@@ -14,6 +14,7 @@
  * it knows its line number.
  */
 #include "config/config.h"
+#include "config/listen.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -35,6 +36,7 @@ enum cfg_type {
 	CFG_T_PLUGIN,   /* plugin name, [a-z0-9_]+; also sets plugin_line */
 	CFG_T_INT,      /* decimal integer within [min, max] */
 	CFG_T_PATHS,    /* colon-separated absolute directories */
+	CFG_T_LISTEN,   /* HOST:PORT (config/listen.h) */
 };
 
 #define CFG_F_REQUIRED 0x1u
@@ -97,6 +99,7 @@ static const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("consumer", "lease_seconds", cfg, consumer.lease_seconds, 60, 5, 43200),
 	CFG_OPT_INT("consumer", "shutdown_grace_seconds", cfg, consumer.shutdown_grace_seconds, 30, 0, 3600),
 	CFG_OPT_INT("consumer", "quarantine_after_crashes", cfg, consumer.quarantine_after_crashes, 3, 1, 1000),
+	CFG_OPT_STR("metrics", "listen", CFG_T_LISTEN, 0, cfg, metrics.listen, NULL),
 	CFG_OPT_STR("destination", "queue_url", CFG_T_URL, CFG_F_REQUIRED, cfg_destination, queue_url, NULL),
 	CFG_OPT_STR("destination", "dlq_url", CFG_T_URL, 0, cfg_destination, dlq_url, NULL),
 	CFG_OPT_STR("destination", "plugin", CFG_T_PLUGIN, CFG_F_REQUIRED, cfg_destination, plugin, NULL),
@@ -119,7 +122,7 @@ static const struct cfg_opt cfg_opts[] = {
 
 /* Fixed sections; [database] is the only required one. */
 static const char *const cfg_fixed_sections[] = { "database", "aws", "s3", "relay", "consumer", "outboxd",
-						  "retention", "sweeper" };
+						  "retention", "sweeper", "metrics" };
 #define CFG_N_FIXED (sizeof(cfg_fixed_sections) / sizeof(cfg_fixed_sections[0]))
 
 enum cfg_sect_kind {
@@ -362,6 +365,13 @@ static bool cfg_is_path_list(const char *v)
 	}
 }
 
+static const char *cfg_check_listen(const char *v)
+{
+	struct cfg_listen l;
+
+	return cfg_listen_parse(v, &l);
+}
+
 /* Returns what a valid value looks like, or NULL if v is valid. */
 static const char *cfg_check_text(enum cfg_type type, const char *v)
 {
@@ -377,6 +387,8 @@ static const char *cfg_check_text(enum cfg_type type, const char *v)
 	case CFG_T_PATHS:
 		return cfg_is_path_list(v) ? NULL
 		       : "must be absolute directories separated by \":\", without white space";
+	case CFG_T_LISTEN:
+		return cfg_check_listen(v);
 	case CFG_T_STR:
 	case CFG_T_INT:
 		break;

@@ -122,6 +122,10 @@ struct cfg {
 		int batch_size;              /* events re-armed per statement; default 500 */
 	} sweeper;
 
+	struct {
+		char *listen;                   /* HOST:PORT; NULL: no HTTP server */
+	} metrics;
+
 	struct cfg_destination *destinations;  /* in file order */
 	size_t n_destinations;
 };

@@ -23,6 +23,7 @@
 #include "db/db.h"
 #include "common/fault.h"
 #include "common/log.h"
+#include "common/metrics.h"
 
 #define MSG_LEN 1024
 
@@ -95,6 +96,7 @@ static void won(struct batch *b, struct bjob *j)
 
 	w->counters.deliveries++;
 	w->counters.claims++;
+	metrics_inc(METRIC_JOBS_CLAIMED, w->dest->name);
 	j->won = true;
 	j->rest = false;
 	j->claimed_ms = now_ms();
@@ -303,6 +305,8 @@ static void execute(struct batch *b, struct bjob *j)
 	if (w->c->hb != NULL)
 		heartbeat_running(w->c->hb, slot_of(b, j), w->dest->handler_timeout_seconds,
 		                  w->dest->name);
+	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name,
+	                (double)wall_clock_ms() / 1000 - j->claim.due_epoch);
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
 	j->executed = true;
@@ -407,6 +411,7 @@ static void succeeded(struct batch *b, struct bjob *const *ok, size_t n)
 
 	for (size_t k = 0; k < n; k++) {
 		w->counters.succeeded++;
+		metrics_inc(METRIC_JOBS_SUCCEEDED, w->dest->name);
 		log_info("job succeeded dest=%s job_id=%s attempt=%d", w->dest->name,
 		         ok[k]->claim.job_id, ok[k]->claim.attempt_count);
 		consumer_worker_delete(w, ok[k]->m);

@@ -28,6 +28,7 @@
 
 #include "consumer/message.h"
 #include "common/log.h"
+#include "common/metrics.h"
 
 #define DLQ_LEASE_MARGIN_SECONDS 2
 
@@ -152,6 +153,7 @@ static int record(struct consumer_worker *w, const struct sqs_message *m, int *k
 		rollback_dlq(w);
 		goto out;
 	}
+	metrics_add(METRIC_JOBS_DEAD_DLQ, w->dest->name, strcmp(outcome, "marked_dead") == 0);
 	log_warning("dead-letter message recorded: %s dest=%s message_id=%s job_id=%s"
 	            " receive_count=%d", outcome, w->dest->name, m->message_id,
 	            parsed ? pm.job_id : "-", m->receive_count);
@@ -192,6 +194,7 @@ void *consumer_dlq_main(void *arg)
 	while (!consumer_stopping(w->c)) {
 		struct sqs_messages msgs = {0};
 
+		metrics_progress(METRIC_THREAD_WORKER, w->dest->name);
 		if (consumer_worker_gate(w) < 0 ||
 		    consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
 			continue;

@@ -121,7 +121,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   AND destination = $5 AND job_type = $6"
 		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
 		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
-		"           payload::text, crash_count"},
+		"           payload::text, crash_count, extract(epoch FROM next_attempt_at)::float8"},
 	/* No window: $7 is always NULL here (window_generation is NULL
 	 * exactly when window_symbol is, by the table's CHECK). */
 	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 8,
@@ -131,7 +131,8 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
 		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL"
 		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
-		" RETURNING attempt_count, false, 0, payload::text, crash_count"},
+		" RETURNING attempt_count, false, 0, payload::text, crash_count,"
+		"           extract(epoch FROM next_attempt_at)::float8"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
 		"       last_error = 'the price window was corrected: a newer generation exists',"
@@ -232,7 +233,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
 		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
 		" RETURNING j.job_id, j.attempt_count, j.payload::text, j.crash_count,"
-		"           j.started_by IS NOT NULL"},
+		"           j.started_by IS NOT NULL, extract(epoch FROM j.next_attempt_at)::float8"},
 	/* The completion transaction's first statement: lock the rows whose
 	 * claims ($1 job ids, $2 attempt counts, $3 redrive generations, by
 	 * $4, no window) still hold, in job_id order. */
@@ -437,6 +438,7 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	out->window_generation = to_int(PQgetvalue(res, 0, 2));
 	out->crash_count = to_int(PQgetvalue(res, 0, 4));
 	out->run_marked = true;
+	out->due_epoch = strtod(PQgetvalue(res, 0, 5), NULL);
 	rc = 1;
 out:
 	PQclear(res);
@@ -776,6 +778,7 @@ static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size
 		claims[i].redrive_generation = reqs[i].redrive_generation;
 		claims[i].crash_count = to_int(PQgetvalue(res, r, 3));
 		claims[i].run_marked = strcmp(PQgetvalue(res, r, 4), "t") == 0;
+		claims[i].due_epoch = strtod(PQgetvalue(res, r, 5), NULL);
 		won[i] = true;
 		got++;
 	}

@@ -91,6 +91,8 @@ struct ledger_claim {
 	 * the job crashed a process before (crash_count > 0): that one needs
 	 * ledger_mark_started() right before it runs. */
 	bool run_marked;
+	double due_epoch;           /* next_attempt_at, seconds since the epoch:
+	                               the producer's commit for a first attempt */
 };
 
 /* Prepare every statement on conn.  Returns 0 or -1 with err. */

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "consumer/batch.h"
 #include "consumer/pause.h"
+#include "common/metrics.h"
 
 /* ReceiveMessage with the destination's receive lock held: one poller per
  * queue at a time (the others wait for it, then poll). */
@@ -48,6 +49,7 @@ void *consumer_worker_main(void *arg)
 	while (!consumer_stopping(w->c)) {
 		struct sqs_messages msgs = {0};
 
+		metrics_progress(METRIC_THREAD_WORKER, w->dest->name);
 		/* A paused destination: no receive, no claim (consumer/pause.h). */
 		if (w->conn != NULL && consumer_paused(w)) {
 			consumer_sleep(w->c, CONSUMER_PAUSE_READ_MS);

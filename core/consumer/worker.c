@@ -22,6 +22,7 @@
 #include "db/db.h"
 #include "common/fault.h"
 #include "common/log.h"
+#include "common/metrics.h"
 
 #define MSG_LEN 1024
 
@@ -52,6 +53,7 @@ int consumer_worker_ensure(struct consumer_worker *w)
 			            w->dest->name);
 			return -1;
 		}
+		metrics_gauge_add(METRIC_WORKERS_UP, w->dest->name, 1);
 	}
 	if (w->uses_sqs && w->sqs == NULL) {
 		if (aws_http_new(&w->c->env, AWS_SERVICE_SQS, &w->sqs) < 0) {
@@ -73,6 +75,8 @@ void consumer_worker_db_failed(struct consumer_worker *w)
 	atomic_store(&w->c->db_trouble, true);
 	if (w->conn != NULL && db_connection_lost(w->conn)) {
 		log_warning("database connection lost; reconnecting dest=%s", w->dest->name);
+		metrics_gauge_add(METRIC_WORKERS_UP, w->dest->name, -1);
+		metrics_inc(METRIC_DB_RECONNECTS, w->dest->name);
 		PQfinish(w->conn);
 		w->conn = NULL;
 	}
@@ -211,6 +215,7 @@ static void complete_retry(struct run *r, const char *why)
 		return;
 	}
 	r->w->counters.retried++;
+	metrics_inc(METRIC_JOBS_RETRIED, r->w->dest->name);
 	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
 	         r->w->dest->name, r->claim.job_id, r->claim.attempt_count);
 	if (rearmed) {
@@ -274,6 +279,7 @@ static void complete_fail(struct run *r, const char *why)
 		return;
 	}
 	r->w->counters.failed++;
+	metrics_inc(METRIC_JOBS_DEAD_PERMANENT, r->w->dest->name);
 	log_warning("job failed permanently: %s dest=%s job_id=%s", why, r->w->dest->name,
 	            r->claim.job_id);
 	consumer_worker_delete(r->w, r->m);
@@ -295,6 +301,7 @@ static void stale_or_lost(struct run *r)
 
 	if (rc == 1) {
 		w->counters.stale++;
+		metrics_inc(METRIC_JOBS_DEAD_STALE, w->dest->name);
 		log_warning("price window corrected while the job ran; marked DEAD STALE, the"
 		            " handler's writes are discarded dest=%s job_id=%s", w->dest->name,
 		            r->claim.job_id);
@@ -371,6 +378,7 @@ static void complete_ok(struct run *r, const json_t *output)
 		return;
 	}
 	w->counters.succeeded++;
+	metrics_inc(METRIC_JOBS_SUCCEEDED, w->dest->name);
 	log_info("job succeeded dest=%s job_id=%s attempt=%d", w->dest->name, r->claim.job_id,
 	         r->claim.attempt_count);
 	consumer_worker_delete(w, r->m);
@@ -444,6 +452,8 @@ static void run_claimed(struct run *r, const char *payload)
 	w->counters.handler_runs++;
 	if (w->c->hb != NULL)
 		heartbeat_running(w->c->hb, w->slot, w->dest->handler_timeout_seconds, w->dest->name);
+	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name,
+	                (double)wall_clock_ms() / 1000 - r->claim.due_epoch);
 	v = plugin_instance_execute_traced(w->inst, &r->job, sqs_message_traceparent(r->m), &result);
 	complete(r, v, msg, result.output);
 	json_decref(result.output);
@@ -504,6 +514,7 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 		consumer_worker_db_failed(w);
 	} else if (rc == 2) {
 		w->counters.stale++;
+		metrics_inc(METRIC_JOBS_DEAD_STALE, w->dest->name);
 		log_warning("price job is stale: its window has a newer generation; marked DEAD"
 		            " dest=%s job_id=%s", w->dest->name, job->job_id);
 		consumer_worker_delete(w, r->m);
@@ -520,6 +531,7 @@ static void claim_and_run(struct run *r, const struct ledger_job *job)
 		         job->job_id);
 	} else {
 		w->counters.claims++;
+		metrics_inc(METRIC_JOBS_CLAIMED, w->dest->name);
 		run_claimed(r, payload);
 	}
 	free(payload);
@@ -553,6 +565,7 @@ static bool try_direct_claim(struct consumer_worker *w, const struct sqs_message
 		return true;
 	}
 	w->counters.claims++;
+	metrics_inc(METRIC_JOBS_CLAIMED, w->dest->name);
 	run_claimed(&r, payload);
 	free(payload);
 	return true;
@@ -567,10 +580,12 @@ static void count_action(struct consumer_worker *w, enum consumer_action a)
 		break;
 	case CONSUMER_DELETE_TERMINAL:
 		w->counters.terminal_skips++;
+		metrics_inc(METRIC_DUPLICATES_SKIPPED, w->dest->name);
 		atomic_fetch_add(&w->c->terminal_skips, 1);
 		break;
 	case CONSUMER_DELETE_OBSOLETE:
 		w->counters.obsolete_deletes++;
+		metrics_inc(METRIC_DUPLICATES_SKIPPED, w->dest->name);
 		break;
 	case CONSUMER_DEFER:
 		w->counters.deferred++;

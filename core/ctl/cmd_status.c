@@ -7,9 +7,15 @@
  * database): job counts by state, outbox counts by state, the age of the
  * oldest NEW event and of the oldest due PENDING job (seconds since the row
  * was created; null when there is none).  Every state appears, zero
- * included; "paused" says whether outboxctl pause holds the destination.
- * The JSON shape is fixed: docs/outboxctl.md, "status".
+ * included.  Then each queue's and DLQ's approximate depth (one
+ * GetQueueAttributes each) and the registered instances.  A service that
+ * is down costs only its part: the rest is printed, and every failure is
+ * named in "errors" and on stderr; a database failure exits 69 (1 when
+ * the database answered with an error), a queue's only reports.  The JSON shape:
+ * docs/outboxctl.md, "status" (keys are added, never renamed); "paused"
+ * says whether outboxctl pause holds the destination.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +23,7 @@
 #include <jansson.h>
 
 #include "ctl/ctl.h"
+#include "ctl/status.h"
 #include "db/db.h"
 #include "maintenance/runs.h"
 
@@ -166,46 +173,178 @@ static void print_text(const json_t *doc)
 	maintenance_runs_print(json_object_get(doc, "maintenance"), stdout);
 }
 
+static void print_depth(const json_t *v)
+{
+	if (json_is_object(v))
+		printf(" %9lld %9lld %9lld",
+		       (long long)json_integer_value(json_object_get(v, "visible")),
+		       (long long)json_integer_value(json_object_get(v, "in_flight")),
+		       (long long)json_integer_value(json_object_get(v, "delayed")));
+	else
+		printf(" %9s %9s %9s", "-", "-", "-");
+}
+
+static void print_queues(const json_t *dests)
+{
+	const char *name;
+	json_t *d;
+
+	printf("\n%-16s %9s %9s %9s   %9s %9s %9s\n", "destination", "visible", "in flight",
+	       "delayed", "visible", "in flight", "delayed");
+	printf("%-16s %29s   %29s\n", "", "----------- queue -----------",
+	       "------------ DLQ ------------");
+	json_object_foreach((json_t *)dests, name, d) {
+		printf("%-16s", name);
+		print_depth(json_object_get(d, "queue_depth"));
+		printf("  ");
+		print_depth(json_object_get(d, "dlq_depth"));
+		putchar('\n');
+	}
+}
+
+static void print_instances(const json_t *instances)
+{
+	size_t i;
+	json_t *in;
+
+	if (!json_is_array(instances))
+		return;
+	printf("\n%-32s %-6s %-20s %10s %-5s %s\n", "instance", "role", "started", "heartbeat",
+	       "live", "destinations");
+	json_array_foreach(instances, i, in) {
+		char *dests = json_dumps(json_object_get(in, "destinations"), JSON_COMPACT);
+
+		printf("%-32s %-6s %-20s %9.1fs %-5s %s\n",
+		       json_string_value(json_object_get(in, "instance_id")),
+		       json_string_value(json_object_get(in, "role")),
+		       json_string_value(json_object_get(in, "started_at")),
+		       json_real_value(json_object_get(in, "heartbeat_age_seconds")),
+		       json_is_true(json_object_get(in, "live")) ? "yes" : "no", dests ? dests : "");
+		free(dests);
+	}
+}
+
+/* load_database(): the counts could not be read / only some of the rest. */
+#define STATUS_NO_COUNTS (-2)
+#define STATUS_NO_INSTANCES (-1)
+
+/* The database's part: counts, ages, instances.  Returns 0, or one of the
+ * above with the reason appended to errors (and *unavailable when it was
+ * the connection). */
+static int load_database(struct ctl *ctl, json_t *dests, json_t *totals, json_t **instances,
+                         json_t *errors, bool *unavailable)
+{
+	char err[1024];
+	PGconn *conn = ctl->conn;
+	const struct cfg *cfg = ctl->cfg;
+
+	if (conn == NULL) {
+		conn = db_connect(cfg->database.conninfo, "outboxctl", err, sizeof(err));
+		if (conn == NULL) {
+			json_array_append_new(errors, json_sprintf("could not connect to the database: %s",
+			                                           err));
+			*unavailable = true;
+			return STATUS_NO_COUNTS;
+		}
+		ctl->conn = conn;
+	}
+	if (load_counts(conn, dests, totals, err, sizeof(err)) < 0 ||
+	    load_ages(conn, dests, err, sizeof(err)) < 0 ||
+	    load_paused(conn, dests, err, sizeof(err)) < 0) {
+		json_array_append_new(errors, json_sprintf("could not read the status: %s", err));
+		*unavailable = db_connection_lost(conn) != 0;
+		return STATUS_NO_COUNTS;
+	}
+	*instances = status_instances(conn, errors);
+	return *instances != NULL ? 0 : STATUS_NO_INSTANCES;
+}
+
+/* Counts that could not be read are null, not zero. */
+static void null_counts(json_t *dests, json_t *totals)
+{
+	const char *name;
+	json_t *d;
+
+	json_object_foreach(dests, name, d) {
+		json_object_set_new(d, "jobs", json_null());
+		json_object_set_new(d, "outbox", json_null());
+		json_object_set_new(d, "paused", json_null());
+	}
+	json_object_set_new(totals, "jobs", json_null());
+	json_object_set_new(totals, "outbox", json_null());
+}
+
+/* The sweeper's and pruner's last runs; NULL (named in errors, *rc set)
+ * when they could not be read. */
+static json_t *load_maintenance(PGconn *conn, json_t *errors, int *rc)
+{
+	char err[1024];
+	json_t *runs = maintenance_runs_load(conn, err, sizeof(err));
+
+	if (runs == NULL) {
+		json_array_append_new(errors, json_sprintf("could not read the maintenance runs: %s",
+		                                           err));
+		*rc = STATUS_NO_INSTANCES;
+	}
+	return runs;
+}
+
+static void print_errors(const json_t *errors)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(errors, i, e)
+		ctl_error("%s", json_string_value(e));
+}
+
 int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
-	int exit_code = CTL_EXIT_OK;
-	char err[1024];
+	json_t *instances = NULL, *maint = NULL, *errors, *dests, *totals, *doc;
+	bool unavailable = false;
+	int db_rc, sqs_failures;
 
 	if (argc != 1) {
 		ctl_error("usage: status [--json]");
 		return CTL_EXIT_USAGE;
 	}
-	PGconn *conn = ctl_db(ctl, &exit_code);
-	if (conn == NULL)
-		return exit_code;
-	json_t *dests = json_object();
-	json_t *totals = json_pack("{s:o, s:o}", "jobs", zero_counts(job_states, N_JOB_STATES),
-	                           "outbox", zero_counts(event_states, N_EVENT_STATES));
+	if (ctl_config(ctl) == NULL)
+		return CTL_EXIT_CONFIG;
+	errors = json_array();
+	dests = json_object();
+	totals = json_pack("{s:o, s:o}", "jobs", zero_counts(job_states, N_JOB_STATES),
+	                   "outbox", zero_counts(event_states, N_EVENT_STATES));
 	for (size_t i = 0; i < ctl->cfg->n_destinations; i++)
 		destination(dests, ctl->cfg->destinations[i].name);
-	if (load_counts(conn, dests, totals, err, sizeof(err)) < 0 ||
-	    load_ages(conn, dests, err, sizeof(err)) < 0 ||
-	    load_paused(conn, dests, err, sizeof(err)) < 0) {
-		ctl_error("could not read the status: %s", err);
-		exit_code = db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
-		json_decref(dests);
-		json_decref(totals);
-		return exit_code;
-	}
-	json_t *doc = json_pack("{s:o, s:o}", "destinations", dests, "totals", totals);
-	json_t *maint = maintenance_runs_load(conn, err, sizeof(err));
-	if (maint == NULL) {
-		ctl_error("could not read the maintenance runs: %s", err);
-		json_decref(doc);
-		return db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
-	}
-	json_object_set_new(doc, "maintenance", maint);
+	db_rc = load_database(ctl, dests, totals, &instances, errors, &unavailable);
+	if (db_rc == STATUS_NO_COUNTS)
+		null_counts(dests, totals);
+	else
+		maint = load_maintenance(ctl->conn, errors, &db_rc);
+	sqs_failures = status_queue_depths(ctl->cfg, dests, errors);
+	doc = json_pack("{s:o, s:o, s:o, s:o, s:O}", "destinations", dests, "totals", totals,
+	                "maintenance", maint != NULL ? maint : json_null(),
+	                "instances", instances != NULL ? instances : json_null(), "errors", errors);
 	if (ctl->json) {
 		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
 		putchar('\n');
+	} else if (json_is_null(json_object_get(totals, "jobs"))) {
+		printf("(job and outbox counts unavailable: see the errors below)\n");
+		print_queues(json_object_get(doc, "destinations"));
 	} else {
 		print_text(doc);
+		print_queues(json_object_get(doc, "destinations"));
+		print_instances(json_object_get(doc, "instances"));
 	}
+	/* Said on stderr too: a script reading only stdout's table still
+	 * learns that part of it is missing. */
+	print_errors(errors);
 	json_decref(doc);
+	json_decref(errors);
+	/* The database is what status is about: a queue whose depth could not
+	 * be read (not created yet, no permission) is named, not fatal. */
+	(void)sqs_failures;
+	if (db_rc < 0)
+		return unavailable ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
 	return CTL_EXIT_OK;
 }

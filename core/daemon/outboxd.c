@@ -4,7 +4,7 @@
  * daemon/outboxd.c: the daemon (docs/outboxd.md, docs/configuration.md).
  *
  *   outboxd [-c FILE] [--role relay|consumer|all] [--check-config]
- *           [--log-level LEVEL]
+ *           [--log-level LEVEL] [--log-format text|json] [--version]
  *
  * Startup validates relay.ini completely (every error reported, exit 78),
  * loads and starts the plugins of every destination (role consumer/all),
@@ -25,10 +25,12 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <microhttpd.h>
 
 #include "aws/env.h"
 #include "aws/http.h"
 #include "config/config.h"
+#include "daemon/observe.h"
 #include "daemon/plugins.h"
 #include "daemon/reload.h"
 #include "daemon/shutdown.h"
@@ -36,6 +38,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
+#include "common/version.h"
 #include "aws/sqs.h"
 
 enum outboxd_exit {
@@ -61,7 +64,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: outboxd [-c FILE] [--role relay|consumer|all] [--check-config]\n"
-	        "               [--log-level error|warning|info|debug]\n"
+	        "               [--log-level error|warning|info|debug] [--log-format text|json]\n"
+	        "       outboxd --version\n"
 	        "\n"
 	        "-c FILE defaults to %s\n", SYSCONFDIR "/outboxd/relay.ini");
 }
@@ -79,6 +83,24 @@ static int parse_role(const char *s, enum role *out)
 	return 0;
 }
 
+static int parse_log_format(const char *s)
+{
+	enum log_format f;
+
+	if (!log_parse_format(s, &f)) {
+		fprintf(stderr, "outboxd: invalid log format \"%s\": expected text or json\n", s);
+		return -1;
+	}
+	log_set_format(f);
+	return 0;
+}
+
+static void print_version(void)
+{
+	outbox_print_version(stdout, "outboxd");
+	printf("libmicrohttpd %s\n", MHD_get_version());
+}
+
 /* Returns -1 to continue, or an exit code. */
 static int parse_args(int argc, char **argv, struct options *opts)
 {
@@ -87,6 +109,8 @@ static int parse_args(int argc, char **argv, struct options *opts)
 		{"role", required_argument, NULL, 'r'},
 		{"check-config", no_argument, NULL, 't'},
 		{"log-level", required_argument, NULL, 'l'},
+		{"log-format", required_argument, NULL, 'f'},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -113,6 +137,13 @@ static int parse_args(int argc, char **argv, struct options *opts)
 				return OUTBOXD_EXIT_USAGE;
 			}
 			break;
+		case 'f':
+			if (parse_log_format(optarg) < 0)
+				return OUTBOXD_EXIT_USAGE;
+			break;
+		case 'V':
+			print_version();
+			return OUTBOXD_EXIT_OK;
 		case 'h':
 			usage(stdout);
 			return OUTBOXD_EXIT_OK;
@@ -203,13 +234,12 @@ static void block_signals(sigset_t *set)
 }
 
 /* Until SIGTERM or SIGINT; SIGHUP reloads the configuration file. */
-static void wait_for_stop(const sigset_t *set, struct daemon_units *units, const char *path)
+static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemon_units *units,
+                          const char *path)
 {
 	for (;;) {
-		int sig = 0;
+		int sig = observe_sigwait(obs, set);
 
-		if (sigwait(set, &sig) != 0)
-			continue;
 		if (sig == SIGHUP) {
 			(void)daemon_reload(units, path);
 			continue;
@@ -252,6 +282,7 @@ static int run(const struct cfg *cfg, enum role role)
 {
 	struct daemon_units *units = NULL;
 	struct maintenance *maint = NULL;
+	struct observe *obs = NULL;
 	char instance_id[300], host[256];
 	sigset_t set;
 	int rc = OUTBOXD_EXIT_FAILURE;
@@ -265,6 +296,8 @@ static int run(const struct cfg *cfg, enum role role)
 	db_set_session_timeouts(cfg->database.lock_timeout_seconds,
 	                        cfg->database.statement_timeout_seconds,
 	                        cfg->database.idle_in_transaction_timeout_seconds);
+	if (observe_start(cfg, role != ROLE_CONSUMER, role != ROLE_RELAY, &obs) < 0)
+		goto out;
 	rc = start_units(cfg, role, instance_id, &units);
 	if (rc != OUTBOXD_EXIT_OK)
 		goto out;
@@ -274,12 +307,14 @@ static int run(const struct cfg *cfg, enum role role)
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
-	wait_for_stop(&set, units, cfg->file);
+	wait_for_stop(&set, obs, units, cfg->file);
 	(void)shutdown_watchdog_arm(cfg->consumer.shutdown_grace_seconds);
 	rc = OUTBOXD_EXIT_OK;
 out:
+	observe_stopping(obs);
 	maintenance_stop(maint);
 	daemon_units_stop(units);
+	observe_stop(obs);
 	if (rc == OUTBOXD_EXIT_OK) {
 		write_stats();
 		log_info("outboxd stopped");
@@ -294,6 +329,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	log_set_ident("outboxd");
+	log_set_format(LOG_FORMAT_TEXT); /* --log-format may change it */
 	rc = parse_args(argc, argv, &opts);
 	if (rc >= 0)
 		return rc;

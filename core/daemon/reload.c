@@ -59,7 +59,7 @@ static int compare_sections(const struct cfg *run, const struct cfg *next)
 	       CMP_INT(database, statement_timeout_seconds, "statement_timeout_seconds") +
 	       CMP_INT(database, idle_in_transaction_timeout_seconds,
 	               "idle_in_transaction_timeout_seconds") +
-	       CMP_STR(aws, region, "region") +
+	       CMP_STR(metrics, listen, "listen") + CMP_STR(aws, region, "region") +
 	       CMP_STR(aws, endpoint_url, "endpoint_url") + CMP_STR(s3, bucket, "bucket") +
 	       CMP_STR(s3, prefix, "prefix") + CMP_STR(s3, endpoint_url, "endpoint_url") +
 	       CMP_INT(relay, batch_size, "batch_size") +

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "consumer/consumer.h"
 #include "daemon/plugins.h"
 #include "plugin/loader.h"
@@ -92,6 +93,7 @@ static int unit_start(struct daemon_units *du, const struct cfg_destination *d,
 		if (consumer_start(&u->sub, du->svc, &u->inst, 1, du->instance_id, &u->consumer) < 0)
 			goto fail;
 	}
+	metrics_set_retired(d->name, false);
 	*out = u;
 	return 0;
 fail:
@@ -105,6 +107,8 @@ static void unit_stop(struct unit *u)
 	if (u == NULL)
 		return;
 	log_info("stopping dest=%s", u->sub.destinations[0].name);
+	/* No worker of it makes progress from now on: not a stuck daemon. */
+	metrics_set_retired(u->sub.destinations[0].name, true);
 	if (!consumer_drain(u->consumer)) {
 		/* A handler still runs with the instance: leave both be. */
 		log_error("a handler of dest=%s did not return; its plugin stays loaded",

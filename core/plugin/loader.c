@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PLUGIN_SANITIZED 1
@@ -585,7 +586,10 @@ enum outbox_verdict plugin_instance_execute(struct plugin_instance *inst,
 	result->output = NULL;
 	lock_instance(inst);
 	plugin_call_enter(inst->ctx, job->job_id, NULL, &saved);
+	double started = metrics_now_seconds();
 	enum outbox_verdict v = inst->mod->desc->execute(inst->instance, job, result);
+	metrics_observe(METRIC_EXECUTE_SECONDS, inst->ctx->destination,
+	                metrics_now_seconds() - started);
 	plugin_call_leave(&saved);
 	unlock_instance(inst);
 	result->msg[result->msg_size - 1] = '\0';
@@ -627,8 +631,11 @@ enum outbox_verdict plugin_instance_commit(struct plugin_instance *inst,
 		return OUTBOX_OK;
 	lock_instance(inst);
 	plugin_call_enter(inst->ctx, job->job_id, tx, &saved);
+	double started = metrics_now_seconds();
 	enum outbox_verdict v = inst->mod->desc->commit(inst->instance, job, output, tx,
 	                                                err, errlen);
+	metrics_observe(METRIC_COMMIT_SECONDS, inst->ctx->destination,
+	                metrics_now_seconds() - started);
 	plugin_call_leave(&saved);
 	unlock_instance(inst);
 	err[errlen - 1] = '\0';

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/fault.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "relay/outbox_store.h"
 #include "aws/sqs.h"
 
@@ -128,6 +129,7 @@ void relay_lane_free(struct relay_lane *lane)
 {
 	if (lane == NULL)
 		return;
+	metrics_gauge_add(METRIC_LANES_UP, lane->destination, lane->conn != NULL ? -1 : 0);
 	PQfinish(lane->conn);
 	free(lane->conninfo);
 	free(lane->destination);
@@ -222,6 +224,8 @@ static void lane_db_failed(struct relay_lane *l, const char *what, const char *e
 		log_warning("%s: %s dest=%s", what, err, l->destination);
 	l->db_down = true;
 	if (l->conn != NULL) {
+		metrics_gauge_add(METRIC_LANES_UP, l->destination, -1);
+		metrics_inc(METRIC_DB_RECONNECTS, l->destination);
 		PQfinish(l->conn);
 		l->conn = NULL;
 	}
@@ -240,6 +244,7 @@ static int lane_connect(struct relay_lane *l)
 		lane_db_failed(l, "could not connect to the database", err);
 		return -1;
 	}
+	metrics_gauge_add(METRIC_LANES_UP, l->destination, 1);
 	if (l->db_down)
 		log_info("reconnected to the database dest=%s", l->destination);
 	l->db_down = false;
@@ -316,6 +321,7 @@ static void send_chunk(struct relay_lane *l, struct lane_item *items, const size
 	}
 	rc = publisher_send_batch(l->pub, l->queue_url, entries, n, results, &req);
 	st->requests++;
+	metrics_observe(METRIC_PUBLISH_BATCH_SIZE, l->destination, (double)n);
 	if (n > st->max_request_entries)
 		st->max_request_entries = n;
 	if (rc < 0) {
@@ -328,6 +334,9 @@ static void send_chunk(struct relay_lane *l, struct lane_item *items, const size
 		if (rc == 0)
 			it->result = results[k];
 		item_apply(it, rc, &req);
+		metrics_add(it->mark.outcome == OUTBOX_OUTCOME_DEAD ? METRIC_SEND_FAILED_PERMANENT
+		                                                    : METRIC_SEND_FAILED_TRANSIENT,
+		            l->destination, it->mark.outcome != OUTBOX_OUTCOME_PUBLISHED);
 	}
 }
 
@@ -367,12 +376,14 @@ static void count_outcomes(const struct relay_lane *l, const struct lane_item *i
 		switch (m->outcome) {
 		case OUTBOX_OUTCOME_PUBLISHED:
 			st->published++;
+			metrics_inc(METRIC_EVENTS_PUBLISHED, l->destination);
 			break;
 		case OUTBOX_OUTCOME_RETRY:
 			st->retried++;
 			break;
 		case OUTBOX_OUTCOME_DEAD:
 			st->dead++;
+			metrics_inc(METRIC_EVENTS_DEAD, l->destination);
 			log_warning("outbox event is dead dest=%s event_id=%s reason=%s error=\"%s\"",
 			            l->destination, m->event_id, m->dead_reason, m->error);
 			break;
@@ -398,6 +409,7 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 	count_outcomes(l, items, n, st);
 	st->lost = n - ms.applied;
 	st->jobs_dead = ms.jobs_dead;
+	metrics_add(METRIC_JOBS_DEAD_UNROUTABLE, l->destination, ms.jobs_dead);
 	if (st->lost > 0)
 		log_warning("claim expired before its results were recorded: %zu events were "
 		            "claimed again by another relay dest=%s token=%s",

@@ -26,6 +26,7 @@
 #include "aws/env.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "relay/publisher.h"
 #include "relay/backoff.h"
 #include "relay/listener.h"
@@ -130,6 +131,7 @@ static void *lane_main(void *arg)
 	struct relay_pass_stats st;
 
 	while (!relay_stopping(t->r)) {
+		metrics_progress(METRIC_THREAD_LANE, t->dest->name);
 		if (relay_lane_pass(t->lane, &st) < 0) {
 			t->db_failures++;
 			lane_sleep(t, relay_reconnect_delay_ms(t->db_failures), false);

@@ -78,7 +78,9 @@ check "unknown destination is named" grep -q 'destination "nowhere" is not confi
 # --- status --------------------------------------------------------------
 "$OUTBOXCTL" -c "$ini" status --json >"$TEST_TMP/s.json"
 check "status --json: news counts" test "$(jq -r '.destinations.news.jobs.PENDING, .destinations.news.outbox.NEW' "$TEST_TMP/s.json" | tr '\n' ' ')" = "2 2 "
-check "status --json: every state present with zeros" test "$(jq -c '.destinations.price' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":0,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":0,"PUBLISHED":0,"DEAD":0},"oldest_new_age_seconds":null,"oldest_due_pending_age_seconds":null,"paused":false}'
+check "status --json: every state present with zeros" test "$(jq -c '.destinations.price | del(.queue_depth, .dlq_depth)' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":0,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":0,"PUBLISHED":0,"DEAD":0},"oldest_new_age_seconds":null,"oldest_due_pending_age_seconds":null,"paused":false}'
+check "status --json: queue and DLQ depth keys per destination" test "$(jq -c '.destinations.news | has("queue_depth"), has("dlq_depth")' "$TEST_TMP/s.json" | tr '\n' ' ')" = "true true "
+check "status --json: instances is an array (none registered) and errors are listed" test "$(jq -c '[(.instances | type), (.errors | type)]' "$TEST_TMP/s.json")" = '["array","array"]'
 check "status --json: totals" test "$(jq -c '.totals' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":2,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":2,"PUBLISHED":0,"DEAD":0}}'
 check "status --json: oldest NEW age is a number" test "$(jq -r '.destinations.news.oldest_new_age_seconds | type' "$TEST_TMP/s.json")" = number
 "$OUTBOXCTL" -c "$ini" status >"$TEST_TMP/s.txt"
@@ -144,5 +146,8 @@ rc=0
 "$OUTBOXCTL" -c "$TEST_TMP/down.ini" status >/dev/null 2>"$TEST_TMP/down.err" || rc=$?
 check "unreachable database: exit 69" test "$rc" -eq 69
 check "unreachable database: says so" grep -q "could not connect to the database" "$TEST_TMP/down.err"
+"$OUTBOXCTL" -c "$TEST_TMP/down.ini" --json status >"$TEST_TMP/down.json" 2>/dev/null || true
+check "unreachable database: --json still prints, counts null, the failure named" \
+	test "$(jq -c '[.destinations.news.jobs, .totals.outbox, (.errors[0] | startswith("could not connect to the database"))]' "$TEST_TMP/down.json")" = '[null,null,true]'
 
 finish

@@ -107,4 +107,16 @@ rc=0
 "$OUTBOXD" -c "$TEST_TMP/absent.ini" --check-config >"$TEST_TMP/a.txt" 2>&1 || rc=$?
 check "a missing file: exit 78" test "$rc" -eq 78
 check "a missing file is named" grep -q "absent.ini" "$TEST_TMP/a.txt"
+# [metrics] listen: numeric HOST:PORT only (a name would bind where the resolver says).
+f=$(ini listen '[metrics]\nlisten = localhost:9187\n' "$(dest news example)")
+expect_refusal "$f" 'listen.ini:6: [metrics] listen: invalid value "localhost:9187": must be HOST:PORT'
+for bad in 127.0.0.1 127.0.0.1:0 127.0.0.1:65536 127.0.0.1:x ::1:9187 '[::1]9187' ':9187'; do
+	f=$(ini listen_bad "[metrics]\nlisten = $bad\n" "$(dest news example)")
+	check "listen = $bad is refused" sh -c "! '$OUTBOXD' -c '$f' --check-config >/dev/null 2>&1"
+done
+for good in 127.0.0.1:9187 '[::1]:9187' 0.0.0.0:1; do
+	f=$(ini listen_good "[metrics]\nlisten = $good\n" "$(dest news example)")
+	check "listen = $good is accepted" sh -c "'$OUTBOXD' -c '$f' --check-config >/dev/null 2>&1"
+done
+
 finish

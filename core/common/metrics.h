@@ -1,0 +1,115 @@
+/*
+ * common/metrics.h: the process's metrics registry (docs/metrics.md).
+ *
+ * Counters, gauges and histograms per destination, kept in relaxed
+ * atomics so that the relay and the consumer pay one atomic add per event
+ * and never take a lock.  The destinations are registered once, before
+ * any thread that records starts (metrics_init()); afterwards the table
+ * is read-only and every call below is safe from any thread.  A call for a
+ * destination that was never registered (tests, benches, outboxctl) does
+ * nothing.
+ *
+ * The exposition (names, help, labels) is in common/metrics.c; the HTTP
+ * server that serves it is daemon/http_server.c.
+ */
+#ifndef OUTBOX_CORE_METRICS_H
+#define OUTBOX_CORE_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Counters: the comment is the Prometheus series. */
+enum metric_counter {
+	METRIC_EVENTS_PUBLISHED,        /* outboxd_events_published_total */
+	METRIC_EVENTS_DEAD,             /* outboxd_events_dead_total */
+	METRIC_SEND_FAILED_TRANSIENT,   /* outboxd_send_failures_total{error_class="transient"} */
+	METRIC_SEND_FAILED_PERMANENT,   /* outboxd_send_failures_total{error_class="permanent"} */
+	METRIC_JOBS_CLAIMED,            /* outboxd_jobs_claimed_total */
+	METRIC_JOBS_SUCCEEDED,          /* outboxd_jobs_succeeded_total */
+	METRIC_JOBS_RETRIED,            /* outboxd_jobs_retried_total */
+	METRIC_JOBS_DEAD_PERMANENT,     /* outboxd_jobs_dead_total{reason="PERMANENT"} */
+	METRIC_JOBS_DEAD_STALE,         /* outboxd_jobs_dead_total{reason="STALE"} */
+	METRIC_JOBS_DEAD_DLQ,           /* outboxd_jobs_dead_total{reason="DLQ"} */
+	METRIC_JOBS_DEAD_UNROUTABLE,    /* outboxd_jobs_dead_total{reason="UNROUTABLE"}: the relay killed its event */
+	METRIC_DUPLICATES_SKIPPED,      /* outboxd_duplicate_deliveries_skipped_total */
+	METRIC_DB_RECONNECTS,           /* outboxd_database_reconnects_total */
+	METRIC_N_COUNTERS
+};
+
+/* Gauges the threads move up and down. */
+enum metric_gauge {
+	METRIC_LANES_UP,   /* outboxd_relay_lanes_up: lanes connected to the database */
+	METRIC_WORKERS_UP, /* outboxd_consumer_workers_up: workers connected */
+	METRIC_N_GAUGES
+};
+
+enum metric_histogram {
+	METRIC_PUBLISH_BATCH_SIZE,   /* outboxd_publish_batch_size (entries) */
+	METRIC_EXECUTE_SECONDS,      /* outboxd_handler_execute_duration_seconds */
+	METRIC_COMMIT_SECONDS,       /* outboxd_handler_commit_duration_seconds */
+	METRIC_START_LATENCY_SECONDS, /* outboxd_commit_to_handler_start_seconds */
+	METRIC_N_HISTOGRAMS
+};
+
+/* Threads whose progress /healthz and the systemd watchdog watch. */
+enum metric_thread_kind {
+	METRIC_THREAD_LANE,
+	METRIC_THREAD_WORKER,
+	METRIC_N_THREAD_KINDS
+};
+
+/*
+ * Registers the destinations (names copied).  Call once, before the
+ * threads start; a second call is refused.  Returns 0, or -1 out of memory.
+ */
+int metrics_init(const char *const *names, size_t n);
+/* Frees the registry; only after every recording thread stopped. */
+void metrics_shutdown(void);
+
+void metrics_add(enum metric_counter c, const char *destination, uint64_t n);
+#define metrics_inc(c, destination) metrics_add((c), (destination), 1)
+void metrics_gauge_add(enum metric_gauge g, const char *destination, int delta);
+/* value in the histogram's unit (seconds, or entries). */
+void metrics_observe(enum metric_histogram h, const char *destination, double value);
+/* CLOCK_MONOTONIC in seconds, for the duration histograms. */
+double metrics_now_seconds(void);
+/* A thread of this kind for the destination made progress just now. */
+void metrics_progress(enum metric_thread_kind k, const char *destination);
+/* A reload stopped the destination's threads (retired) or started them
+ * again: readiness and liveness skip a retired destination, whose
+ * threads make no progress because there are none. */
+void metrics_set_retired(const char *destination, bool retired);
+
+/* ---- readers (the HTTP server, readiness, tests) ---- */
+
+size_t metrics_n_destinations(void);
+/* Borrowed, valid until metrics_shutdown(); i < metrics_n_destinations(). */
+const char *metrics_destination(size_t i);
+/* metrics_set_retired() of destination i; false for i out of range. */
+bool metrics_destination_retired(size_t i);
+uint64_t metrics_counter_value(enum metric_counter c, size_t dest);
+long metrics_gauge_value(enum metric_gauge g, size_t dest);
+/* Milliseconds (CLOCK_MONOTONIC) of the freshest progress; 0 if never. */
+int64_t metrics_last_progress_ms(enum metric_thread_kind k, size_t dest);
+
+/*
+ * Writes every counter, gauge and histogram in the Prometheus text format
+ * (version 0.0.4) to out.  Returns 0, or -1 if a write failed.
+ */
+int metrics_write_prometheus(FILE *out);
+
+/*
+ * Writes one gauge family with a value per destination: "# HELP", "# TYPE"
+ * and one line per value; NaN values are left out (no such row).  For the
+ * families the daemon computes at scrape time.  Returns 0 or -1.
+ */
+int metrics_write_gauge_family(FILE *out, const char *name, const char *help,
+                               const char *const *destinations, const double *values,
+                               size_t n);
+
+/* Writes s escaped as a Prometheus label value (\\, \", \n). */
+void metrics_write_label_value(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * test_observability.c: the pieces of outboxd's observability that need no
+ * service: log context parsing and JSON lines, [metrics] listen parsing,
+ * the metrics registry and its Prometheus text.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <jansson.h>
+
+#include "common/log_fields.h"
+#include "common/metrics.h"
+#include "config/listen.h"
+
+static void expect_fields(const char *msg, const char *want_json)
+{
+	json_t *got = log_fields_parse(msg);
+	json_t *want = json_loads(want_json, 0, NULL);
+
+	assert_non_null(got);
+	assert_non_null(want);
+	if (!json_equal(got, want)) {
+		char *text = json_dumps(got, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		print_error("%s -> %s, expected %s\n", msg, text, want_json);
+		free(text);
+		fail();
+	}
+	json_decref(got);
+	json_decref(want);
+}
+
+static void test_log_fields(void **state)
+{
+	expect_fields("job succeeded dest=news job_id=ab12 attempt=1",
+	              "{\"message\":\"job succeeded\",\"dest\":\"news\",\"job_id\":\"ab12\",\"attempt\":\"1\"}");
+	expect_fields("no context here", "{\"message\":\"no context here\"}");
+	/* A quoted value may hold spaces, quotes and backslashes. */
+	expect_fields("dead dest=news error=\"a \\\"b\\\" c\\\\\" n=2",
+	              "{\"message\":\"dead\",\"dest\":\"news\",\"error\":\"a \\\"b\\\" c\\\\\",\"n\":\"2\"}");
+	/* key=value in the middle of the text is text. */
+	expect_fields("x=1 is not context here", "{\"message\":\"x=1 is not context here\"}");
+	/* An unterminated quote makes the tail text, not fields. */
+	expect_fields("oops error=\"never closed", "{\"message\":\"oops error=\\\"never closed\"}");
+	/* A repeated key keeps its first value. */
+	expect_fields("m a=1 a=2", "{\"message\":\"m\",\"a\":\"1\"}");
+}
+
+static void test_log_json_line(void **state)
+{
+	char out[4096];
+	size_t len = log_fields_json("ERROR", "outboxd", "bad \xff byte\n\"q\" dest=news", out, sizeof(out));
+	json_error_t err;
+	json_t *line;
+
+	assert_int_equal(len, strlen(out));
+	assert_null(strchr(out, '\n')); /* one line, whatever the message holds */
+	line = json_loads(out, 0, &err);
+	assert_non_null(line);
+	assert_string_equal(json_string_value(json_object_get(line, "level")), "ERROR");
+	assert_string_equal(json_string_value(json_object_get(line, "program")), "outboxd");
+	assert_string_equal(json_string_value(json_object_get(line, "message")), "bad ? byte\n\"q\"");
+	assert_string_equal(json_string_value(json_object_get(line, "dest")), "news");
+	assert_non_null(json_object_get(line, "time"));
+	json_decref(line);
+}
+
+static void test_log_json_too_long(void **state)
+{
+	char msg[3000], out[512];
+	json_t *line;
+
+	memset(msg, '"', sizeof(msg) - 1); /* each escapes to two bytes */
+	msg[sizeof(msg) - 1] = '\0';
+	log_fields_json("LOG", "outboxd", msg, out, sizeof(out));
+	line = json_loads(out, 0, NULL);
+	assert_non_null(line);
+	assert_true(json_is_true(json_object_get(line, "truncated")));
+	json_decref(line);
+}
+
+static void test_listen(void **state)
+{
+	static const struct {
+		const char *v;
+		int ok, port, family;
+		const char *host;
+	} cases[] = {
+		{"127.0.0.1:9187", 1, 9187, AF_INET, "127.0.0.1"},
+		{"0.0.0.0:1", 1, 1, AF_INET, "0.0.0.0"},
+		{"[::1]:65535", 1, 65535, AF_INET6, "::1"},
+		{"localhost:9187", 0, 0, 0, NULL},
+		{"127.0.0.1", 0, 0, 0, NULL},
+		{"127.0.0.1:0", 0, 0, 0, NULL},
+		{"127.0.0.1:65536", 0, 0, 0, NULL},
+		{"127.0.0.1:+80", 0, 0, 0, NULL},
+		{"127.0.0.1:80x", 0, 0, 0, NULL},
+		{"::1:80", 0, 0, 0, NULL},
+		{"[::1]80", 0, 0, 0, NULL},
+		{"[127.0.0.1]:80", 0, 0, 0, NULL},
+		{":80", 0, 0, 0, NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cfg_listen l;
+		const char *why = cfg_listen_parse(cases[i].v, &l);
+
+		if ((why == NULL) != cases[i].ok) {
+			print_error("%s: %s\n", cases[i].v, why ? why : "accepted");
+			fail();
+		}
+		if (!cases[i].ok)
+			continue;
+		assert_int_equal(l.port, cases[i].port);
+		assert_int_equal(l.family, cases[i].family);
+		assert_string_equal(l.host, cases[i].host);
+	}
+}
+
+/* The registry's exposition into *text (caller frees). */
+static void exposition(char **text, size_t *len)
+{
+	FILE *f = open_memstream(text, len);
+
+	assert_non_null(f);
+	assert_int_equal(metrics_write_prometheus(f), 0);
+	fclose(f);
+}
+
+static void test_metrics(void **state)
+{
+	const char *names[] = {"news", "we\"ird"};
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(metrics_init(names, 2), 0);
+	assert_int_equal(metrics_init(names, 2), -1); /* once only */
+	metrics_inc(METRIC_JOBS_SUCCEEDED, "news");
+	metrics_add(METRIC_JOBS_SUCCEEDED, "news", 2);
+	metrics_inc(METRIC_JOBS_DEAD_STALE, "news");
+	metrics_inc(METRIC_JOBS_SUCCEEDED, "not-registered"); /* ignored */
+	metrics_gauge_add(METRIC_WORKERS_UP, "news", 3);
+	metrics_gauge_add(METRIC_WORKERS_UP, "news", -1);
+	metrics_observe(METRIC_PUBLISH_BATCH_SIZE, "news", 3);
+	metrics_observe(METRIC_PUBLISH_BATCH_SIZE, "news", 10);
+	metrics_observe(METRIC_PUBLISH_BATCH_SIZE, "news", 11); /* +Inf only */
+	metrics_observe(METRIC_EXECUTE_SECONDS, "news", -1);    /* counted at 0 */
+	metrics_observe(METRIC_EXECUTE_SECONDS, "news", NAN);   /* dropped */
+	assert_int_equal(metrics_counter_value(METRIC_JOBS_SUCCEEDED, 0), 3);
+	assert_int_equal(metrics_gauge_value(METRIC_WORKERS_UP, 0), 2);
+	exposition(&text, &len);
+	assert_non_null(strstr(text, "# TYPE outboxd_jobs_succeeded_total counter\n"));
+	assert_non_null(strstr(text, "outboxd_jobs_succeeded_total{destination=\"news\"} 3\n"));
+	assert_non_null(strstr(text, "outboxd_jobs_dead_total{destination=\"news\",reason=\"STALE\"} 1\n"));
+	/* One HELP/TYPE per family, however many label values it has. */
+	assert_null(strstr(strstr(text, "# TYPE outboxd_jobs_dead_total") + 1, "# TYPE outboxd_jobs_dead_total"));
+	assert_non_null(strstr(text, "outboxd_consumer_workers_up{destination=\"news\"} 2\n"));
+	/* Label values are escaped. */
+	assert_non_null(strstr(text, "outboxd_jobs_succeeded_total{destination=\"we\\\"ird\"} 0\n"));
+	/* Buckets are cumulative; +Inf equals _count. */
+	assert_non_null(strstr(text, "outboxd_publish_batch_size_bucket{destination=\"news\",le=\"2\"} 0\n"));
+	assert_non_null(strstr(text, "outboxd_publish_batch_size_bucket{destination=\"news\",le=\"3\"} 1\n"));
+	assert_non_null(strstr(text, "outboxd_publish_batch_size_bucket{destination=\"news\",le=\"10\"} 2\n"));
+	assert_non_null(strstr(text, "outboxd_publish_batch_size_bucket{destination=\"news\",le=\"+Inf\"} 3\n"));
+	assert_non_null(strstr(text, "outboxd_publish_batch_size_sum{destination=\"news\"} 24.000000\n"));
+	assert_non_null(strstr(text, "outboxd_publish_batch_size_count{destination=\"news\"} 3\n"));
+	assert_non_null(strstr(text, "outboxd_handler_execute_duration_seconds_bucket{destination=\"news\",le=\"0.001\"} 1\n"));
+	assert_non_null(strstr(text, "outboxd_handler_execute_duration_seconds_count{destination=\"news\"} 1\n"));
+	free(text);
+	metrics_shutdown();
+	/* After shutdown recording is a no-op, not a crash. */
+	metrics_inc(METRIC_JOBS_SUCCEEDED, "news");
+	assert_int_equal(metrics_n_destinations(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_log_fields),
+		cmocka_unit_test(test_log_json_line),
+		cmocka_unit_test(test_log_json_too_long),
+		cmocka_unit_test(test_listen),
+		cmocka_unit_test(test_metrics),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
