@@ -82,6 +82,7 @@ struct dest_metrics {
 	atomic_long gauges[METRIC_N_GAUGES];
 	atomic_int_fast64_t progress_ms[METRIC_N_THREAD_KINDS];
 	struct hist hists[METRIC_N_HISTOGRAMS];
+	atomic_bool retired; /* a reload removed it: no thread runs for it */
 };
 
 static struct dest_metrics *dests;
@@ -175,6 +176,19 @@ void metrics_progress(enum metric_thread_kind k, const char *destination)
 
 	if (d != NULL && k < METRIC_N_THREAD_KINDS)
 		atomic_store_explicit(&d->progress_ms[k], now_ms(), memory_order_relaxed);
+}
+
+void metrics_set_retired(const char *destination, bool retired)
+{
+	struct dest_metrics *d = find(destination);
+
+	if (d != NULL)
+		atomic_store(&d->retired, retired);
+}
+
+bool metrics_destination_retired(size_t i)
+{
+	return i < n_dests && atomic_load(&dests[i].retired);
 }
 
 size_t metrics_n_destinations(void)

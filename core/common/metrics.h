@@ -77,12 +77,18 @@ void metrics_observe(enum metric_histogram h, const char *destination, double va
 double metrics_now_seconds(void);
 /* A thread of this kind for the destination made progress just now. */
 void metrics_progress(enum metric_thread_kind k, const char *destination);
+/* A reload stopped the destination's threads (retired) or started them
+ * again: readiness and liveness skip a retired destination, whose
+ * threads make no progress because there are none. */
+void metrics_set_retired(const char *destination, bool retired);
 
 /* ---- readers (the HTTP server, readiness, tests) ---- */
 
 size_t metrics_n_destinations(void);
 /* Borrowed, valid until metrics_shutdown(); i < metrics_n_destinations(). */
 const char *metrics_destination(size_t i);
+/* metrics_set_retired() of destination i; false for i out of range. */
+bool metrics_destination_retired(size_t i);
 uint64_t metrics_counter_value(enum metric_counter c, size_t dest);
 long metrics_gauge_value(enum metric_gauge g, size_t dest);
 /* Milliseconds (CLOCK_MONOTONIC) of the freshest progress; 0 if never. */

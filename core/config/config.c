@@ -98,6 +98,7 @@ static const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("consumer", "visibility_timeout_seconds", cfg, consumer.visibility_timeout_seconds, 60, 1, 43200),
 	CFG_OPT_INT("consumer", "lease_seconds", cfg, consumer.lease_seconds, 60, 5, 43200),
 	CFG_OPT_INT("consumer", "shutdown_grace_seconds", cfg, consumer.shutdown_grace_seconds, 30, 0, 3600),
+	CFG_OPT_INT("consumer", "quarantine_after_crashes", cfg, consumer.quarantine_after_crashes, 3, 1, 1000),
 	CFG_OPT_STR("metrics", "listen", CFG_T_LISTEN, 0, cfg, metrics.listen, NULL),
 	CFG_OPT_STR("destination", "queue_url", CFG_T_URL, CFG_F_REQUIRED, cfg_destination, queue_url, NULL),
 	CFG_OPT_STR("destination", "dlq_url", CFG_T_URL, 0, cfg_destination, dlq_url, NULL),

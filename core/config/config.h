@@ -98,6 +98,7 @@ struct cfg {
 		int visibility_timeout_seconds; /* default 60 */
 		int lease_seconds;              /* default 60 */
 		int shutdown_grace_seconds;     /* default 30 */
+		int quarantine_after_crashes;   /* default 3: crashed runs before DEAD 'CRASHED' */
 	} consumer;
 
 	struct {

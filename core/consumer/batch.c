@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "consumer/internal.h"
 #include "consumer/message.h"
+#include "consumer/quarantine.h"
 #include "consumer/services.h"
 #include "db/db.h"
 #include "common/fault.h"
@@ -51,6 +52,9 @@ struct batch {
 	struct consumer_worker *w;
 	struct bjob j[SQS_MAX_BATCH_ENTRIES];
 	size_t n;
+	/* job_ids of the runs that returned, in order (borrowed from j[]) */
+	const char *returned[SQS_MAX_BATCH_ENTRIES];
+	size_t n_returned;
 };
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
@@ -236,11 +240,27 @@ static int extend(struct consumer_worker *w, const struct ledger_claim *claim, c
 	                           errlen);
 }
 
+/* Records j's handler run as started (the poison-job count needs it
+ * before the run), renewing its lease; a CAS binding the claim. */
+static int mark_started(struct batch *b, const struct ledger_claim *claim, char *err,
+                        size_t errlen)
+{
+	struct consumer_worker *w = b->w;
+
+	if (consumer_worker_ensure(w) < 0) {
+		snprintf(err, errlen, "no database connection");
+		return -1;
+	}
+	return ledger_mark_started(w->conn, claim, w->c->cfg->consumer.lease_seconds, b->returned,
+	                           b->n_returned, err, errlen);
+}
+
 /*
  * May the waiting claim j run now?  Not when the heartbeat lost or
- * released it; when it is older than a third of the lease, its lease is
- * extended here first (a CAS binding the claim), so a claim that lapsed
- * and was taken by another delivery never runs.
+ * released it.  A run the claim did not record as started is recorded
+ * now; otherwise, when the claim is older than a third of the lease, its
+ * lease is extended here first.  Both are CASes binding the claim, so a
+ * claim that lapsed and was taken by another delivery never runs.
  */
 static bool still_ours(struct batch *b, struct bjob *j)
 {
@@ -251,6 +271,8 @@ static bool still_ours(struct batch *b, struct bjob *j)
 
 	if (w->c->hb != NULL && heartbeat_outcome(w->c->hb, slot_of(b, j)) != HEARTBEAT_KEPT)
 		rc = 0;
+	else if (!j->claim.run_marked)
+		rc = mark_started(b, &j->claim, err, sizeof(err));
 	else if (now_ms() - j->claimed_ms > (int64_t)lease * 1000 / 3)
 		rc = extend(w, &j->claim, err, sizeof(err));
 	if (rc == 1)
@@ -288,20 +310,44 @@ static void execute(struct batch *b, struct bjob *j)
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
 	j->executed = true;
+	b->returned[b->n_returned++] = j->claim.job_id;
 }
 
-static void run_all(struct batch *b)
+/* One pass of run_all(): the won jobs recorded as started by the claim
+ * (suspects false), or the others (true). */
+static void run_pass(struct batch *b, bool suspects)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		struct bjob *j = &b->j[i];
 
-		if (!j->won)
+		if (!j->won || j->claim.run_marked == suspects)
 			continue;
-		if (consumer_stopping(b->w->c))
+		if (consumer_stopping(b->w->c)) {
 			give_back_claim(b, j);
-		else if (still_ours(b, j))
+		} else if (consumer_quarantine_due(b->w, &j->claim)) {
+			j->won = false;
+			if (end_slot(b, j) == HEARTBEAT_KEPT)
+				consumer_quarantine(b->w, j->m, &j->claim);
+		} else if (still_ours(b, j)) {
 			execute(b, j);
+		}
 	}
+}
+
+/*
+ * Runs the won jobs: first those whose run the claim recorded as started,
+ * then the suspects (they crashed a process before), each recorded right
+ * before it runs, which also clears the record of every run that returned
+ * before it.  So a suspect counts only its own crashes; a crash during
+ * the first pass counts for every job of that pass (they were all
+ * recorded at the claim), which makes them suspects for their next run.
+ * The poison-job count costs no statement unless a suspect is in the
+ * batch (docs/outboxd.md, "Quarantine").
+ */
+static void run_all(struct batch *b)
+{
+	for (int pass = 0; pass < 2; pass++)
+		run_pass(b, pass == 1);
 }
 
 /* After commit() returned OK over an SQL error of its own: the savepoint

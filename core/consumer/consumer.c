@@ -182,16 +182,14 @@ fail:
 	return -1;
 }
 
-/* Waits until no handler runs or the grace period ends; true if idle. */
-static bool wait_idle(struct consumer *c, int grace_seconds)
+/* Waits until no handler of c runs or until (CLOCK_REALTIME); true if idle. */
+static bool wait_idle_until(struct consumer *c, const struct timespec *until)
 {
-	struct timespec until;
 	bool idle;
 
-	deadline_in(&until, (long)grace_seconds * 1000);
 	pthread_mutex_lock(&c->lock);
 	while (c->busy > 0) {
-		if (pthread_cond_timedwait(&c->cond, &c->lock, &until) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&c->cond, &c->lock, until) == ETIMEDOUT)
 			break;
 	}
 	idle = c->busy == 0;
@@ -199,30 +197,99 @@ static bool wait_idle(struct consumer *c, int grace_seconds)
 	return idle;
 }
 
-void consumer_stop(struct consumer *c)
+static bool is_idle(struct consumer *c)
 {
-	int grace;
+	bool idle;
 
-	if (c == NULL)
-		return;
-	grace = c->cfg->consumer.shutdown_grace_seconds;
+	pthread_mutex_lock(&c->lock);
+	idle = c->busy == 0;
+	pthread_mutex_unlock(&c->lock);
+	return idle;
+}
+
+static void request_stop(struct consumer *c)
+{
 	pthread_mutex_lock(&c->lock);
 	atomic_store(&c->stopping, true);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
-	log_info("consumer stopping: waiting up to %d s for running handlers", grace);
-	if (!wait_idle(c, grace)) {
-		size_t n = heartbeat_release_all(c->hb);
+}
 
-		log_warning("released %zu claim(s) of handlers still running", n);
-		/* A handler that never returns cannot be joined; its claim is released,
-		 * so ending the process loses nothing. */
-		if (!wait_idle(c, grace > 5 ? grace : 5)) {
-			log_error("handlers did not return after their claims were released; exiting");
-			_exit(0);
+/*
+ * Stops the n consumers of cs together, so their grace periods overlap:
+ * stop receiving, wait until every one is idle or the grace period ended,
+ * release the claims still running, give their handlers
+ * CONSUMER_RELEASE_WAIT_SECONDS.  A consumer still busy then is left
+ * running (cs[i] set to NULL: never freed, its threads keep what they
+ * use) unless may_exit, which ends the process instead.  The others are
+ * joined and freed.  Returns true when every consumer was freed.
+ */
+static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
+{
+	struct timespec until;
+	bool all_idle = true, all_freed = true;
+	int grace = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (cs[i] == NULL)
+			continue;
+		request_stop(cs[i]);
+		if (cs[i]->cfg->consumer.shutdown_grace_seconds > grace)
+			grace = cs[i]->cfg->consumer.shutdown_grace_seconds;
+	}
+	log_info("consumer stopping: waiting up to %d s for running handlers", grace);
+	deadline_in(&until, (long)grace * 1000);
+	for (size_t i = 0; i < n; i++)
+		all_idle &= cs[i] == NULL || wait_idle_until(cs[i], &until);
+	if (!all_idle) {
+		for (size_t i = 0; i < n; i++) {
+			if (cs[i] != NULL && !is_idle(cs[i]))
+				log_warning("released %zu claim(s) of handlers still running",
+				            heartbeat_release_all(cs[i]->hb));
+		}
+		deadline_in(&until, (long)CONSUMER_RELEASE_WAIT_SECONDS * 1000);
+		for (size_t i = 0; i < n; i++) {
+			if (cs[i] == NULL || wait_idle_until(cs[i], &until))
+				continue;
+			/* A handler that never returns cannot be joined; its claim is
+			 * released, so ending the process (or leaving the thread) loses
+			 * nothing. */
+			if (may_exit) {
+				log_error("handlers did not return %d s after their claims were released;"
+				          " exiting", CONSUMER_RELEASE_WAIT_SECONDS);
+				_exit(0);
+			}
+			log_error("handlers did not return %d s after their claims were released;"
+			          " their threads and plugin instance are left behind",
+			          CONSUMER_RELEASE_WAIT_SECONDS);
+			cs[i] = NULL;
+			all_freed = false;
 		}
 	}
-	join_all(c);
-	log_info("consumer stopped; %ld terminal skip(s)", (long)atomic_load(&c->terminal_skips));
-	free_consumer(c);
+	for (size_t i = 0; i < n; i++) {
+		if (cs[i] == NULL)
+			continue;
+		join_all(cs[i]);
+		log_info("consumer stopped; %ld terminal skip(s)",
+		         (long)atomic_load(&cs[i]->terminal_skips));
+		free_consumer(cs[i]);
+		cs[i] = NULL;
+	}
+	return all_freed;
+}
+
+void consumer_stop(struct consumer *c)
+{
+	if (c != NULL)
+		(void)stop_set(&c, 1, true);
+}
+
+void consumer_stop_all(struct consumer **cs, size_t n)
+{
+	(void)stop_set(cs, n, true);
+}
+
+bool consumer_drain(struct consumer *c)
+{
+	return c == NULL || stop_set(&c, 1, false);
 }

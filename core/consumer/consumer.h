@@ -15,6 +15,7 @@
 #ifndef OUTBOX_CORE_CONSUMER_CONSUMER_H
 #define OUTBOX_CORE_CONSUMER_CONSUMER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config/config.h"
@@ -41,11 +42,32 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
                    struct plugin_instance *const *instances, size_t n,
                    const char *instance_id, struct consumer **out) OUTBOX_MUSTCHECK;
 
+/* After the grace period and the release of the claims still running:
+ * how long handlers get to return before the process exits anyway. */
+#define CONSUMER_RELEASE_WAIT_SECONDS 5
+
 /*
  * Stop receiving; let running handlers finish within
  * consumer.shutdown_grace_seconds, release the claims of those that do not
  * (back to PENDING, message made visible); join and free c.  NULL is a no-op.
+ * When a handler has not returned CONSUMER_RELEASE_WAIT_SECONDS after its
+ * claim was released, the process exits (status 0) from here: a handler
+ * thread that never returns cannot be joined, and its claim is given back.
  */
 void consumer_stop(struct consumer *c);
+
+/* consumer_stop() of cs[0..n-1] (NULLs skipped) at once: one grace period
+ * for all, then one release wait; every cs[i] is NULL afterwards. */
+void consumer_stop_all(struct consumer **cs, size_t n);
+
+/*
+ * consumer_stop() for a destination removed or changed by a reload: the
+ * same, except that a handler still running after the release wait does
+ * not end the process: c is left behind (its threads keep running until
+ * the handler returns; nothing is freed) and false is returned, so the
+ * caller must not destroy what c borrows (its plugin instance).  True
+ * when c was stopped and freed.  NULL: true.
+ */
+bool consumer_drain(struct consumer *c);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "aws/http.h"
 #include "common/clock.h"
+#include "consumer/liveness.h"
 #include "db/db.h"
 #include "common/log.h"
 #include "consumer/message.h"
@@ -73,7 +74,10 @@ static PGconn *hb_conn(struct heartbeat *hb)
 		return hb->conn;
 	hb->conn = db_connect(hb->cfg->database.conninfo, "outboxd consumer heartbeat",
 	                      err, sizeof(err));
-	if (hb->conn != NULL && ledger_prepare(hb->conn, err, sizeof(err)) < 0) {
+	/* The connection that keeps the leases also says the process lives
+	 * (consumer/liveness.h): when it goes, both go. */
+	if (hb->conn != NULL && (ledger_prepare(hb->conn, err, sizeof(err)) < 0 ||
+	                         liveness_hold(hb->conn, err, sizeof(err)) < 0)) {
 		PQfinish(hb->conn);
 		hb->conn = NULL;
 	}
@@ -237,6 +241,10 @@ static void *hb_main(void *arg)
 	struct heartbeat *hb = t->hb;
 	enum heartbeat_outcome *out = t->out;
 
+	/* Connected (and the liveness lock held) before any handler runs,
+	 * when the database is there; else at the first beat. */
+	if (t->kind == HB_LEASE)
+		(void)hb_conn(hb);
 	pthread_mutex_lock(&hb->lock);
 	while (!hb->stop) {
 		size_t n = take_due(t, now_ms());

@@ -50,6 +50,10 @@ struct consumer_worker {
 	bool uses_sqs;                     /* false: no SQS client is made */
 	struct consumer_counters counters; /* this worker's, written by its thread */
 	int64_t batch_received_ms;         /* CLOCK_MONOTONIC of the current receive */
+	/* outboxctl pause, as last read (consumer/pause.c): paused, and when
+	 * it was read (CLOCK_MONOTONIC ms; 0: never). */
+	bool paused;
+	int64_t pause_read_ms;
 	/* Borrowed from the consumer, one per destination (NULL: none): held
 	 * around ReceiveMessage, so one worker of a queue polls at a time and
 	 * gets every message waiting (up to 10) instead of all of them waking

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "consumer/liveness.h"
 #include "db/db.h"
 
 /* The binding every transition out of CLAIMED carries ($1..$5). */
@@ -24,6 +25,20 @@
 #define CLAIMABLE                                                   \
 	" (status = 'PENDING' AND next_attempt_at <= now()"             \
 	"  OR status = 'CLAIMED' AND lease_until < now())"
+
+/* The job's last handler run started and its process is gone: CLAIMED,
+ * started_by set, and nobody holds that key's liveness lock
+ * (consumer/liveness.h).  Old values when used in an UPDATE's SET. */
+#define RUN_CRASHED                                                              \
+	" (status = 'CLAIMED' AND started_by IS NOT NULL AND NOT EXISTS ("         \
+	"   SELECT 1 FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory'"     \
+	"      AND l.classid = " LIVENESS_LOCK_SPACE_SQL "::oid"                   \
+	"      AND l.objid = started_by::oid AND l.objsubid = 2 AND l.granted"     \
+	"      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d"       \
+	"                         WHERE d.datname = current_database())))"
+
+/* Every claim counts a crashed last run (RUN_CRASHED). */
+#define COUNT_CRASH " crash_count = crash_count + CASE WHEN" RUN_CRASHED " THEN 1 ELSE 0 END,"
 
 /* A price job's window has another generation than the job's; the window
  * row is share-locked so that a correction waits for the decision. */
@@ -69,6 +84,7 @@ enum stmt {
 	ST_SUCCEED_BATCH,
 	ST_REARM_EVENT,
 	ST_PROBE,
+	ST_MARK_STARTED,
 	ST_COUNT
 };
 
@@ -91,24 +107,31 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	[ST_WINDOW_LOCK] = {"ledger_price_window_lock", 2,
 		"SELECT generation FROM outbox.price_windows"
 		" WHERE symbol = $1 AND window_start = $2::timestamptz FOR SHARE"},
-	/* Bound to the queue the message came from ($5: its destination) and
-	 * to the message's job type and window generation ($6, $7). */
-	[ST_CLAIM] = {"ledger_claim", 7,
+	/* The single claims, both with the same parameters: bound to the
+	 * queue the message came from ($5: its destination) and to the
+	 * message's job type and window generation ($6, $7; NULL for no
+	 * window); the handler runs right after, so the run is recorded as
+	 * started ($8 started_by) with the claim itself, and a crashed last
+	 * run is counted (COUNT_CRASH). */
+	[ST_CLAIM] = {"ledger_claim", 8,
 		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1,"
+		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $8::integer,"
 		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
 		"   AND destination = $5 AND job_type = $6"
 		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
 		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
-		"           payload::text, extract(epoch FROM next_attempt_at)::float8"},
-	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 6,
+		"           payload::text, crash_count, extract(epoch FROM next_attempt_at)::float8"},
+	/* No window: $7 is always NULL here (window_generation is NULL
+	 * exactly when window_symbol is, by the table's CHECK). */
+	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 8,
 		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1,"
+		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $8::integer,"
 		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
-		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL AND" CLAIMABLE
-		" RETURNING attempt_count, false, 0, payload::text,"
+		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL"
+		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
+		" RETURNING attempt_count, false, 0, payload::text, crash_count,"
 		"           extract(epoch FROM next_attempt_at)::float8"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
@@ -179,6 +202,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"UPDATE outbox.jobs SET redrive_generation = redrive_generation + 1,"
 		"       status = 'PENDING', attempt_count = 0, next_attempt_at = now(),"
 		"       dead_reason = NULL, claimed_by = NULL, lease_until = NULL,"
+		"       started_by = NULL, crash_count = 0,"
 		"       finished_at = NULL, updated_at = now()"
 		" WHERE job_id = $1 RETURNING redrive_generation"},
 	[ST_REDRIVE_EVENT] = {"ledger_redrive_event", 6,
@@ -189,7 +213,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * generation and job type; rows another transaction holds locked are
 	 * skipped (no waits, no lock-order deadlock between workers): the caller
 	 * applies the per-message rules to every message it did not win. */
-	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 6,
+	/* Every run is recorded as started ($7) with the claim, at no extra
+	 * statement, except for a job that crashed a process before (or is
+	 * found crashed now): its run is recorded by ledger_mark_started()
+	 * right before it runs, so that it counts only its own crashes (see
+	 * consumer/batch.c, run_all). */
+	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 7,
 		"WITH c AS ("
 		"  SELECT j.job_id FROM outbox.jobs j"
 		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
@@ -198,11 +227,13 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   WHERE j.destination = $4 AND j.window_symbol IS NULL AND" CLAIMABLE
 		"   FOR UPDATE OF j SKIP LOCKED)"
 		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
-		"       attempt_count = j.attempt_count + 1,"
+		"       attempt_count = j.attempt_count + 1," COUNT_CRASH
+		"       started_by = CASE WHEN j.crash_count > 0 OR" RUN_CRASHED " THEN NULL"
+		"                         ELSE $7::integer END,"
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
 		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
-		" RETURNING j.job_id, j.attempt_count, j.payload::text,"
-		"           extract(epoch FROM j.next_attempt_at)::float8"},
+		" RETURNING j.job_id, j.attempt_count, j.payload::text, j.crash_count,"
+		"           j.started_by IS NOT NULL, extract(epoch FROM j.next_attempt_at)::float8"},
 	/* The completion transaction's first statement: lock the rows whose
 	 * claims ($1 job ids, $2 attempt counts, $3 redrive generations, by
 	 * $4, no window) still hold, in job_id order. */
@@ -237,6 +268,16 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	[ST_PROBE] = {"ledger_probe", 0,
 		"WITH e AS (UPDATE outbox.outbox_events SET status = status WHERE false RETURNING 1)"
 		" UPDATE outbox.jobs SET status = status WHERE false"},
+	/* The handler run of a claim starts: recorded, and the lease renewed;
+	 * the runs before it in the batch ($8, same claimed_by) have returned,
+	 * so they no longer count as running. */
+	[ST_MARK_STARTED] = {"ledger_mark_started", 8,
+		"WITH prev AS ("
+		"  UPDATE outbox.jobs SET started_by = NULL"
+		"   WHERE job_id = ANY ($8::text[]) AND claimed_by = $2 AND status = 'CLAIMED')"
+		" UPDATE outbox.jobs SET started_by = $6::integer,"
+		"       lease_until = now() + make_interval(secs => $7::float8),"
+		"       updated_at = now()" CLAIM_BINDING},
 };
 
 int ledger_prepare(PGconn *conn, char *err, size_t errlen)
@@ -360,14 +401,14 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
 }
 
 /* ST_CLAIM or ST_CLAIM_DIRECT (destination, job_type, window generation:
- * $5, $6, $7; ST_CLAIM_DIRECT takes no window). */
+ * $5, $6, $7, NULL without a window; started_by, the liveness key: $8). */
 static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_generation,
                  const char *claimed_by, int lease_seconds, const struct ledger_binding *b,
                  struct ledger_claim *out, char **payload, char *err, size_t errlen)
 {
-	char gen[16], lease[16], window[16];
-	const char *params[7] = {job_id, gen, claimed_by, lease, b->destination, b->job_type,
-	                         b->has_price_window ? window : NULL};
+	char gen[16], lease[16], window[16], key[16];
+	const char *params[8] = {job_id, gen, claimed_by, lease, b->destination, b->job_type,
+	                         b->has_price_window ? window : NULL, key};
 	PGresult *res;
 	int rc = 0;
 
@@ -376,6 +417,7 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	snprintf(gen, sizeof(gen), "%d", redrive_generation);
 	snprintf(lease, sizeof(lease), "%d", lease_seconds);
 	snprintf(window, sizeof(window), "%d", b->window_generation);
+	snprintf(key, sizeof(key), "%d", liveness_key());
 	res = run(conn, st, params, err, errlen);
 	if (res == NULL)
 		return -1;
@@ -394,7 +436,9 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	out->redrive_generation = redrive_generation;
 	out->has_price_window = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	out->window_generation = to_int(PQgetvalue(res, 0, 2));
-	out->due_epoch = strtod(PQgetvalue(res, 0, 4), NULL);
+	out->crash_count = to_int(PQgetvalue(res, 0, 4));
+	out->run_marked = true;
+	out->due_epoch = strtod(PQgetvalue(res, 0, 5), NULL);
 	rc = 1;
 out:
 	PQclear(res);
@@ -732,7 +776,9 @@ static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size
 		copy_field(claims[i].claimed_by, sizeof(claims[i].claimed_by), claimed_by);
 		claims[i].attempt_count = to_int(PQgetvalue(res, r, 1));
 		claims[i].redrive_generation = reqs[i].redrive_generation;
-		claims[i].due_epoch = strtod(PQgetvalue(res, r, 3), NULL);
+		claims[i].crash_count = to_int(PQgetvalue(res, r, 3));
+		claims[i].run_marked = strcmp(PQgetvalue(res, r, 4), "t") == 0;
+		claims[i].due_epoch = strtod(PQgetvalue(res, r, 5), NULL);
 		won[i] = true;
 		got++;
 	}
@@ -745,7 +791,7 @@ int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t
                        char *err, size_t errlen)
 {
 	const char *ids[LEDGER_BATCH_MAX], *types[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
-	char nums[LEDGER_BATCH_MAX][16], lease[16];
+	char nums[LEDGER_BATCH_MAX][16], lease[16], key[16];
 	int genv[LEDGER_BATCH_MAX];
 	char *a_ids = NULL, *a_gens = NULL, *a_types = NULL;
 	PGresult *res = NULL;
@@ -771,7 +817,8 @@ int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	const char *params[6] = {a_ids, a_gens, a_types, destination, claimed_by, lease};
+	snprintf(key, sizeof(key), "%d", liveness_key());
+	const char *params[7] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key};
 	res = run(conn, ST_CLAIM_BATCH, params, err, errlen);
 	if (res != NULL)
 		rc = claimed_rows(res, reqs, n, claimed_by, claims, payloads, won, err, errlen);
@@ -852,5 +899,30 @@ int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims,
 		return -1;
 	rc = to_int(PQcmdTuples(res));
 	PQclear(res);
+	return rc;
+}
+
+int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
+                        const char *const *returned, size_t n_returned, char *err,
+                        size_t errlen)
+{
+	struct claim_text t;
+	char key[16];
+	const char *params[8];
+	char *ids = array_literal(returned, n_returned, true);
+	int rc;
+
+	if (ids == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	claim_params(claim, &t, params);
+	snprintf(key, sizeof(key), "%d", liveness_key());
+	snprintf(t.extra, sizeof(t.extra), "%d", lease_seconds);
+	params[5] = key;
+	params[6] = t.extra;
+	params[7] = ids;
+	rc = run_cas(conn, ST_MARK_STARTED, params, err, errlen);
+	free(ids);
 	return rc;
 }

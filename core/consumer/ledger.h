@@ -83,6 +83,14 @@ struct ledger_claim {
 	int redrive_generation;
 	bool has_price_window;
 	int window_generation;
+	/* Handler runs of the job that ended with their process, this claim's
+	 * finding included (docs/outboxd.md, "Quarantine"). */
+	int crash_count;
+	/* The run is recorded as started (outbox.jobs.started_by): always for
+	 * ledger_claim() and ledger_claim_direct(); for a batch claim unless
+	 * the job crashed a process before (crash_count > 0): that one needs
+	 * ledger_mark_started() right before it runs. */
+	bool run_marked;
 	double due_epoch;           /* next_attempt_at, seconds since the epoch:
 	                               the producer's commit for a first attempt */
 };
@@ -107,10 +115,13 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
 
 /*
  * The claim (rule 5): PENDING and due, or CLAIMED with an expired lease,
- * of generation redrive_generation and with the binding -> CLAIMED by
- * claimed_by (copied into out), attempt_count + 1, lease_until = now() +
- * lease_seconds.  On 1, *payload is the job's payload as JSON text (caller
- * frees with free()).
+ * of generation redrive_generation and with the binding (the queue's
+ * destination, the message's job type and window generation) -> CLAIMED
+ * by claimed_by (copied into out), attempt_count + 1, lease_until = now()
+ * + lease_seconds, the run recorded as started by this process
+ * (started_by; a previous run whose process is gone counted in
+ * crash_count, see consumer/liveness.h).  On 1, *payload is the job's
+ * payload as JSON text (caller frees with free()).
  */
 int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
                  const struct ledger_binding *binding, const char *claimed_by,
@@ -145,7 +156,10 @@ struct ledger_batch_req {
  * ledger_claim_direct() for n (1..LEDGER_BATCH_MAX) messages of a
  * destination in one statement (autocommit), each row with its own
  * generation and job type; job ids must be distinct.  Rows locked by
- * another transaction are skipped, not waited for.  For each request i
+ * another transaction are skipped, not waited for.  A crashed last run
+ * is counted as by ledger_claim(); the run is recorded as started only
+ * for a job that never crashed a process (claims[i].run_marked; the others
+ * need ledger_mark_started()).  For each request i
  * this worker won: won[i] = true, claims[i] (claimed_by copied) and
  * payloads[i] (JSON text; caller frees with free()).  For the others
  * won[i] = false and payloads[i] = NULL: the caller applies the
@@ -177,6 +191,15 @@ int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims,
  * lease, of this generation) -> DEAD, dead_reason 'STALE'. */
 int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,
                       char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/* A batch claim's handler run starts: started_by = this process's
+ * liveness key and lease_until = now() + lease_seconds, binding the claim.
+ * The runs of the n_returned jobs in returned (borrowed), claimed by the
+ * same claimed_by, returned before: their started_by is cleared, so a
+ * crash now is not counted against them. */
+int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
+                        const char *const *returned, size_t n_returned, char *err,
+                        size_t errlen) OUTBOX_MUSTCHECK;
 
 /* Heartbeat: lease_until = now() + lease_seconds, binding the claim. */
 int ledger_extend_lease(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,
@@ -266,7 +289,7 @@ int ledger_record_dlq(PGconn *conn, const struct ledger_dlq_record *rec,
 /*
  * outboxctl redrive, inside the caller's transaction: lock the job; refuse
  * it under a live lease; raise redrive_generation, reset it to PENDING
- * (attempt_count 0, due now, no claim, no dead_reason) and insert the new
+ * (attempt_count 0, crash_count 0, due now, no claim, no dead_reason) and insert the new
  * outbox event with the relay's body format.  Returns 1 with *new_generation
  * and event_id (event_id_len >= 128), 0 if the job does not exist, -2 if it
  * is under a live lease, -1 on a database error.

@@ -3,7 +3,8 @@
 /*
  * consumer/loop.c: a consumer worker thread's loop: receive a batch from
  * the destination's queue (one poller per queue at a time), hand it to
- * consumer/batch.c, flush the deletions it queued.
+ * consumer/batch.c, flush the deletions it queued; nothing while the
+ * destination is paused.
  *
  * Kept apart from consumer/worker.c so that the calls go one way: this
  * loop calls the batch code, the batch code calls the worker's
@@ -15,6 +16,7 @@
 
 #include "common/clock.h"
 #include "consumer/batch.h"
+#include "consumer/pause.h"
 #include "common/metrics.h"
 
 /* ReceiveMessage with the destination's receive lock held: one poller per
@@ -48,8 +50,21 @@ void *consumer_worker_main(void *arg)
 		struct sqs_messages msgs = {0};
 
 		metrics_progress(METRIC_THREAD_WORKER, w->dest->name);
+		/* A paused destination: no receive, no claim (consumer/pause.h). */
+		if (w->conn != NULL && consumer_paused(w)) {
+			consumer_sleep(w->c, CONSUMER_PAUSE_READ_MS);
+			continue;
+		}
 		if (receive_locked(w, &msgs) < 0)
 			continue;
+		if (consumer_paused(w)) {
+			consumer_leave_paused(w, &msgs);
+			/* Nothing claimed: ends the batch's database-error record
+			 * without counting it as a batch that proved claims work. */
+			consumer_worker_batch_done(w, 0);
+			sqs_messages_free(&msgs);
+			continue;
+		}
 		w->batch_received_ms = now_ms();
 		consumer_batch_process(w, &msgs);
 		consumer_worker_flush_deletes(w);

@@ -17,6 +17,7 @@
 
 #include "common/clock.h"
 #include "consumer/message.h"
+#include "consumer/quarantine.h"
 #include "consumer/services.h"
 #include "db/db.h"
 #include "common/fault.h"
@@ -428,6 +429,10 @@ static void run_claimed(struct run *r, const char *payload)
 	 * claim: a handler must not start outside the grace period. */
 	if (consumer_stopping(w->c)) {
 		release_claim(r);
+		return;
+	}
+	if (consumer_quarantine_due(w, &r->claim)) {
+		consumer_quarantine(w, r->m, &r->claim);
 		return;
 	}
 	payload_json = json_loads(payload, JSON_DECODE_ANY, NULL);

@@ -12,7 +12,8 @@
  * is down costs only its part: the rest is printed, and every failure is
  * named in "errors" and on stderr; a database failure exits 69 (1 when
  * the database answered with an error), a queue's only reports.  The JSON shape:
- * docs/outboxctl.md, "status" (keys are added, never renamed).
+ * docs/outboxctl.md, "status" (keys are added, never renamed); "paused"
+ * says whether outboxctl pause holds the destination.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,10 +57,11 @@ static json_t *zero_counts(const char *const *states, int n)
 
 static json_t *new_destination(void)
 {
-	return json_pack("{s:o, s:o, s:n, s:n}",
+	return json_pack("{s:o, s:o, s:n, s:n, s:b}",
 	                 "jobs", zero_counts(job_states, N_JOB_STATES),
 	                 "outbox", zero_counts(event_states, N_EVENT_STATES),
-	                 "oldest_new_age_seconds", "oldest_due_pending_age_seconds");
+	                 "oldest_new_age_seconds", "oldest_due_pending_age_seconds",
+	                 "paused", 0);
 }
 
 /* Borrowed reference to the destination's object, created on first use. */
@@ -114,6 +116,20 @@ static int load_ages(PGconn *conn, json_t *dests, char *err, size_t errlen)
 	return 0;
 }
 
+/* outboxctl pause: "paused": true on each paused destination. */
+static int load_paused(PGconn *conn, json_t *dests, char *err, size_t errlen)
+{
+	PGresult *res = db_query(conn, "SELECT destination FROM outbox.paused_destinations", 0,
+	                         NULL, err, errlen);
+
+	if (res == NULL)
+		return -1;
+	for (int i = 0; i < PQntuples(res); i++)
+		json_object_set_new(destination(dests, PQgetvalue(res, i, 0)), "paused", json_true());
+	PQclear(res);
+	return 0;
+}
+
 static void print_age(const json_t *v)
 {
 	if (json_is_number(v))
@@ -136,6 +152,8 @@ static void print_row(const char *name, const json_t *d)
 		print_age(json_object_get(d, "oldest_new_age_seconds"));
 		print_age(json_object_get(d, "oldest_due_pending_age_seconds"));
 	}
+	if (json_is_true(json_object_get(d, "paused")))
+		printf("  paused");
 	putchar('\n');
 }
 
@@ -231,7 +249,8 @@ static int load_database(struct ctl *ctl, json_t *dests, json_t *totals, json_t 
 		ctl->conn = conn;
 	}
 	if (load_counts(conn, dests, totals, err, sizeof(err)) < 0 ||
-	    load_ages(conn, dests, err, sizeof(err)) < 0) {
+	    load_ages(conn, dests, err, sizeof(err)) < 0 ||
+	    load_paused(conn, dests, err, sizeof(err)) < 0) {
 		json_array_append_new(errors, json_sprintf("could not read the status: %s", err));
 		*unavailable = db_connection_lost(conn) != 0;
 		return STATUS_NO_COUNTS;
@@ -249,6 +268,7 @@ static void null_counts(json_t *dests, json_t *totals)
 	json_object_foreach(dests, name, d) {
 		json_object_set_new(d, "jobs", json_null());
 		json_object_set_new(d, "outbox", json_null());
+		json_object_set_new(d, "paused", json_null());
 	}
 	json_object_set_new(totals, "jobs", json_null());
 	json_object_set_new(totals, "outbox", json_null());

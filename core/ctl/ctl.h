@@ -57,5 +57,7 @@ int cmd_redrive(struct ctl *ctl, int argc, char **argv);         /* cmd_redrive.
 int cmd_ingest_window(struct ctl *ctl, int argc, char **argv);   /* cmd_ingest_window.c */
 int cmd_reconcile_artifacts(struct ctl *ctl, int argc, char **argv); /* cmd_reconcile.c */
 int cmd_prune(struct ctl *ctl, int argc, char **argv);           /* cmd_prune.c */
+int cmd_pause(struct ctl *ctl, int argc, char **argv);           /* cmd_pause.c */
+int cmd_resume(struct ctl *ctl, int argc, char **argv);          /* cmd_pause.c */
 
 #endif

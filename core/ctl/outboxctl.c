@@ -54,6 +54,9 @@ static const struct command commands[] = {
 	 "delete S3 artifacts no price window refers to"},
 	{"prune", cmd_prune, "prune [--dry-run] [--json]",
 	 "delete the finished jobs, events and dead-letter evidence [retention] allows"},
+	{"pause", cmd_pause, "pause DEST",
+	 "stop the consumers of a destination receiving and claiming (jobs wait)"},
+	{"resume", cmd_resume, "resume DEST", "let a paused destination's consumers run again"},
 };
 
 /* "COMMAND --help" (or -h) anywhere before "--": the command's help. */

@@ -145,7 +145,7 @@ static bool all_connected(const struct observe *o, char *why, size_t whylen)
 		long lanes = metrics_gauge_value(METRIC_LANES_UP, i);
 		long workers = metrics_gauge_value(METRIC_WORKERS_UP, i);
 
-		if (d == NULL)
+		if (d == NULL || metrics_destination_retired(i))
 			continue;
 		if (o->relay && lanes < 1) {
 			snprintf(why, whylen, "relay lane of destination \"%s\" is not connected to the"
@@ -195,6 +195,8 @@ static bool check_alive(void *arg, char *why, size_t whylen)
 		int64_t lane = idle_ms(o, METRIC_THREAD_LANE, i);
 		int64_t worker = idle_ms(o, METRIC_THREAD_WORKER, i);
 
+		if (metrics_destination_retired(i))
+			continue;
 		if (o->relay && lane > o->lane_stuck_ms) {
 			snprintf(why, whylen, "relay lane of destination \"%s\" made no progress for"
 			         " %lld s", metrics_destination(i), (long long)(lane / 1000));

@@ -9,8 +9,10 @@
  * Startup validates relay.ini completely (every error reported, exit 78),
  * loads and starts the plugins of every destination (role consumer/all),
  * then runs the relay lanes and the consumer workers until SIGTERM or
- * SIGINT.  Shutdown is graceful: the consumer stops receiving and finishes
- * or releases its work, the relay finishes its current batches, exit 0.
+ * SIGINT; SIGHUP reloads relay.ini (daemon/reload.c).  Shutdown is
+ * graceful and bounded (daemon/shutdown.h): the consumer stops receiving
+ * and finishes or releases its work, the relay finishes its current
+ * batches, exit 0.
  * Signals are taken synchronously with sigwait() in the main thread, so no
  * work happens in a signal handler.
  */
@@ -28,15 +30,15 @@
 #include "aws/env.h"
 #include "aws/http.h"
 #include "config/config.h"
-#include "consumer/consumer.h"
 #include "daemon/observe.h"
 #include "daemon/plugins.h"
+#include "daemon/reload.h"
+#include "daemon/shutdown.h"
 #include "db/db.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
 #include "common/version.h"
-#include "relay/relay.h"
 #include "aws/sqs.h"
 
 enum outboxd_exit {
@@ -204,12 +206,14 @@ static int check_config(const struct options *opts, struct cfg **cfg)
 	return rc;
 }
 
-/* Plugin instances and the consumer; a refused plugin is a configuration error. */
-static int start_plugins(const struct cfg *cfg, const char *instance_id,
-                         struct daemon_plugins **plugins)
+/* Every destination's units and the relay (daemon/units.h); a refused
+ * plugin is a configuration error. */
+static int start_units(const struct cfg *cfg, enum role role, const char *instance_id,
+                       struct daemon_units **units)
 {
+	struct daemon_roles roles = {role != ROLE_RELAY, role != ROLE_CONSUMER};
 	struct cfg_errors errs = {0};
-	int rc = daemon_plugins_start(cfg, instance_id, &errs, plugins);
+	int rc = daemon_units_start(cfg, roles, instance_id, &errs, units);
 
 	if (rc == DAEMON_PLUGINS_BAD_CONFIG)
 		report_config_errors(cfg->file, &errs);
@@ -229,14 +233,15 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void wait_for_stop(const sigset_t *set, struct observe *obs)
+/* Until SIGTERM or SIGINT; SIGHUP reloads the configuration file. */
+static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemon_units *units,
+                          const char *path)
 {
 	for (;;) {
 		int sig = observe_sigwait(obs, set);
 
 		if (sig == SIGHUP) {
-			log_warning("SIGHUP ignored: configuration reload is not supported");
-			log_info("restart outboxd to apply configuration changes (outboxd --check-config first)");
+			(void)daemon_reload(units, path);
 			continue;
 		}
 		log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -275,8 +280,7 @@ static void write_stats(void)
 
 static int run(const struct cfg *cfg, enum role role)
 {
-	struct daemon_plugins *plugins = NULL;
-	struct relay *relay = NULL;
+	struct daemon_units *units = NULL;
 	struct maintenance *maint = NULL;
 	struct observe *obs = NULL;
 	char instance_id[300], host[256];
@@ -288,18 +292,14 @@ static int run(const struct cfg *cfg, enum role role)
 	host[sizeof(host) - 1] = '\0';
 	snprintf(instance_id, sizeof(instance_id), "%s:%ld", host, (long)getpid());
 	block_signals(&set);
+	/* Before any unit opens a connection: every session gets them. */
 	db_set_session_timeouts(cfg->database.lock_timeout_seconds,
 	                        cfg->database.statement_timeout_seconds,
 	                        cfg->database.idle_in_transaction_timeout_seconds);
 	if (observe_start(cfg, role != ROLE_CONSUMER, role != ROLE_RELAY, &obs) < 0)
 		goto out;
-	if (role != ROLE_RELAY) {
-		rc = start_plugins(cfg, instance_id, &plugins);
-		if (rc != OUTBOXD_EXIT_OK)
-			goto out;
-		rc = OUTBOXD_EXIT_FAILURE;
-	}
-	if (role != ROLE_CONSUMER && relay_start(cfg, instance_id, &relay) < 0)
+	rc = start_units(cfg, role, instance_id, &units);
+	if (rc != OUTBOXD_EXIT_OK)
 		goto out;
 	/* Every role: the advisory locks pick one instance per task. */
 	if (maintenance_start(cfg, instance_id, &maint) < 0)
@@ -307,13 +307,13 @@ static int run(const struct cfg *cfg, enum role role)
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
-	wait_for_stop(&set, obs);
+	wait_for_stop(&set, obs, units, cfg->file);
+	(void)shutdown_watchdog_arm(cfg->consumer.shutdown_grace_seconds);
 	rc = OUTBOXD_EXIT_OK;
 out:
 	observe_stopping(obs);
 	maintenance_stop(maint);
-	daemon_plugins_stop(plugins);
-	relay_stop(relay);
+	daemon_units_stop(units);
 	observe_stop(obs);
 	if (rc == OUTBOXD_EXIT_OK) {
 		write_stats();

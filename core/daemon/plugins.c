@@ -1,23 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * daemon/plugins.c: plugin instances and the consumer, in ABI order:
- * services, then instances (init), then the consumer; and back.
+ * daemon/plugins.c: every destination's plugin loaded, checked, started
+ * and stopped once, for --check-config and a reload's validation.  What
+ * runs is in daemon/units.c.
  */
 #include "daemon/plugins.h"
 
 #include <stdlib.h>
 
-#include "consumer/consumer.h"
 #include "plugin/loader.h"
-
-struct daemon_plugins {
-	struct plugin_registry *registry;
-	struct consumer_services *services;
-	struct plugin_instance **instances; /* one per destination, in cfg order */
-	size_t n;
-	struct consumer *consumer;
-};
 
 static void destroy_instances(struct plugin_instance **instances, size_t n)
 {
@@ -72,42 +64,4 @@ int daemon_plugins_check(const struct cfg *cfg, struct cfg_errors *errs)
 		destroy_instances(instances, cfg->n_destinations);
 	plugin_registry_free(reg);
 	return rc;
-}
-
-int daemon_plugins_start(const struct cfg *cfg, const char *instance_id,
-                         struct cfg_errors *errs, struct daemon_plugins **out)
-{
-	struct daemon_plugins *dp = calloc(1, sizeof(*dp));
-	int rc = -1;
-
-	if (dp == NULL)
-		return -1;
-	dp->n = cfg->n_destinations;
-	if (plugin_registry_create(plugin_search_path(cfg->outboxd.plugin_path), &dp->registry) < 0)
-		goto fail;
-	if (consumer_services_create(cfg, &dp->services) < 0)
-		goto fail;
-	if (create_instances(dp->registry, cfg, consumer_services_table(dp->services), errs,
-	                     &dp->instances) < 0) {
-		rc = DAEMON_PLUGINS_BAD_CONFIG;
-		goto fail;
-	}
-	if (consumer_start(cfg, dp->services, dp->instances, dp->n, instance_id, &dp->consumer) < 0)
-		goto fail;
-	*out = dp;
-	return 0;
-fail:
-	daemon_plugins_stop(dp);
-	return rc;
-}
-
-void daemon_plugins_stop(struct daemon_plugins *dp)
-{
-	if (dp == NULL)
-		return;
-	consumer_stop(dp->consumer);
-	destroy_instances(dp->instances, dp->n);
-	consumer_services_free(dp->services);
-	plugin_registry_free(dp->registry);
-	free(dp);
 }

@@ -23,12 +23,15 @@
  * another relay is claiming right now) and the UPDATE leases them.  The
  * claim_until test excludes rows leased by a live relay; when a concurrent
  * claim commits first, READ COMMITTED re-checks it on the new row version.
+ * A paused destination (outboxctl pause) has nothing to claim.
  */
 static const char claim_sql[] =
 	"WITH c AS ("
 	"  SELECT event_id FROM outbox.outbox_events"
 	"   WHERE destination = $1 AND status = 'NEW' AND next_attempt_at <= now()"
 	"     AND (claim_until IS NULL OR claim_until < now())"
+	"     AND NOT EXISTS (SELECT 1 FROM outbox.paused_destinations p"
+	"                      WHERE p.destination = $1)"
 	"   ORDER BY next_attempt_at"
 	"   LIMIT $3::integer"
 	"   FOR UPDATE SKIP LOCKED),"

@@ -6,6 +6,7 @@
 #   make_queues NAME MAXRECV VIS    creates NAME-dlq and NAME; sets QURL, DLQURL
 #   send_body QURL BODY             SendMessage
 #   queue_depth QURL                visible + in-flight messages
+#   ini_head FILE CONNINFO          the [database] and [aws] sections
 #   consumer_ini FILE CONNINFO OPTS extra [consumer]/plugin lines via OPTS
 #   start_consumer INI LOG [ENV...] starts outboxd --role consumer; sets CPID
 #   stop_consumer                   SIGTERM, waits; returns its exit code
@@ -50,9 +51,8 @@ queue_depth() {
 		       (.Attributes.ApproximateNumberOfMessagesNotVisible|tonumber)'
 }
 
-# consumer_ini FILE CONNINFO DEST QURL DLQURL [EXTRA_PLUGIN_LINES] ; env overrides:
-# LEASE VIS WORKERS GRACE
-consumer_ini() {
+# ini_head FILE CONNINFO: the [database] and [aws] sections of a test ini
+ini_head() {
 	cat >"$1" <<INI
 [database]
 conninfo = $2
@@ -61,16 +61,31 @@ conninfo = $2
 region = us-east-1
 endpoint_url = $EP
 
-[relay]
-retry_base_seconds = 2
-retry_max_seconds = 8
+INI
+}
 
+# consumer_section: the [consumer] section; env overrides WORKERS VIS LEASE GRACE
+consumer_section() {
+	cat <<INI
 [consumer]
 workers = ${WORKERS:-2}
 wait_time_seconds = 1
 visibility_timeout_seconds = ${VIS:-2}
 lease_seconds = ${LEASE:-5}
 shutdown_grace_seconds = ${GRACE:-5}
+INI
+}
+
+# consumer_ini FILE CONNINFO DEST QURL DLQURL [EXTRA_PLUGIN_LINES] ; env overrides:
+# LEASE VIS WORKERS GRACE
+consumer_ini() {
+	ini_head "$1" "$2"
+	cat >>"$1" <<INI
+[relay]
+retry_base_seconds = 2
+retry_max_seconds = 8
+
+$(consumer_section)
 
 [destination:$3]
 queue_url = $4

@@ -78,7 +78,7 @@ check "unknown destination is named" grep -q 'destination "nowhere" is not confi
 # --- status --------------------------------------------------------------
 "$OUTBOXCTL" -c "$ini" status --json >"$TEST_TMP/s.json"
 check "status --json: news counts" test "$(jq -r '.destinations.news.jobs.PENDING, .destinations.news.outbox.NEW' "$TEST_TMP/s.json" | tr '\n' ' ')" = "2 2 "
-check "status --json: every state present with zeros" test "$(jq -c '.destinations.price | del(.queue_depth, .dlq_depth)' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":0,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":0,"PUBLISHED":0,"DEAD":0},"oldest_new_age_seconds":null,"oldest_due_pending_age_seconds":null}'
+check "status --json: every state present with zeros" test "$(jq -c '.destinations.price | del(.queue_depth, .dlq_depth)' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":0,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":0,"PUBLISHED":0,"DEAD":0},"oldest_new_age_seconds":null,"oldest_due_pending_age_seconds":null,"paused":false}'
 check "status --json: queue and DLQ depth keys per destination" test "$(jq -c '.destinations.news | has("queue_depth"), has("dlq_depth")' "$TEST_TMP/s.json" | tr '\n' ' ')" = "true true "
 check "status --json: instances is an array (none registered) and errors are listed" test "$(jq -c '[(.instances | type), (.errors | type)]' "$TEST_TMP/s.json")" = '["array","array"]'
 check "status --json: totals" test "$(jq -c '.totals' "$TEST_TMP/s.json")" = '{"jobs":{"PENDING":2,"CLAIMED":0,"SUCCEEDED":0,"DEAD":0},"outbox":{"NEW":2,"PUBLISHED":0,"DEAD":0}}'

@@ -25,6 +25,11 @@
  * A failed tx_exec returns RETRY, except that for the job plugin.poison_job
  * commit() runs a failing statement (a division by zero) and returns OK
  * anyway, as a careless plugin could.
+ *
+ * For the operations tests: execute() of the job plugin.hang_job never
+ * returns (a handler stuck for good); execute() of plugin.abort_job calls
+ * abort() after logging the execution (a handler that kills the process);
+ * plugin.hang_destroy makes destroy() never return.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +58,9 @@ struct recorder {
 	const char *poison_job;
 	const char *commit_sql_job;
 	const char *log_info;
+	const char *hang_job;
+	const char *abort_job;
+	int hang_destroy;
 };
 
 static const struct outbox_option options[] = {
@@ -75,6 +83,9 @@ static const struct outbox_option options[] = {
 	{"log_info", OUTBOX_OPT_STRING, "-", 0, 0, 0, "line execute() logs at info level; - for none"},
 	{"poison_job", OUTBOX_OPT_STRING, "-", 0, 0, 0,
 	 "job_id whose commit() hits an SQL error and returns OK"},
+	{"hang_job", OUTBOX_OPT_STRING, "-", 0, 0, 0, "job_id whose execute() never returns"},
+	{"abort_job", OUTBOX_OPT_STRING, "-", 0, 0, 0, "job_id whose execute() calls abort()"},
+	{"hang_destroy", OUTBOX_OPT_BOOL, "false", 0, 0, 0, "destroy() never returns"},
 	{NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -129,6 +140,9 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->poison_job = host->option(ctx, "poison_job");
 	r->log_info = host->option(ctx, "log_info");
 	r->commit_sql_job = host->option(ctx, "commit_sql_job");
+	r->hang_job = host->option(ctx, "hang_job");
+	r->abort_job = host->option(ctx, "abort_job");
+	r->hang_destroy = host->option_bool(ctx, "hang_destroy");
 	if (strcmp(host->option(ctx, "commit_sql_file"), "-") != 0 &&
 	    read_sql_file(r, host->option(ctx, "commit_sql_file"), err, errlen) < 0)
 		return -1;
@@ -150,6 +164,8 @@ static void rec_destroy(void *instance)
 {
 	struct recorder *r = instance;
 
+	while (r != NULL && r->hang_destroy)
+		pause();
 	if (r != NULL)
 		free(r->commit_sql_buf);
 	free(r);
@@ -196,6 +212,10 @@ static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *
 	log_execution(r, job);
 	if (strcmp(r->log_info, "-") != 0)
 		r->host->log(r->ctx, OUTBOX_LOG_INFO, "%s", r->log_info);
+	if (strcmp(r->abort_job, job->job_id) == 0)
+		abort();
+	while (strcmp(r->hang_job, job->job_id) == 0)
+		pause();
 	rec_sleep(r, job, r->sleep_ms);
 	if (job->redrive_generation < r->fail_before_generation) {
 		snprintf(result->msg, result->msg_size, "recorder: generation %d fails",
