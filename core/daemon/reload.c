@@ -49,6 +49,20 @@ static int needs_restart(const char *section, const char *key)
 #define CMP_INT(sect, field, key) \
 	(run->sect.field == next->sect.field ? 0 : needs_restart(#sect, key))
 
+/* The maintenance thread keeps the settings it started with. */
+static int compare_maintenance(const struct cfg *run, const struct cfg *next)
+{
+	return CMP_INT(retention, succeeded_jobs_seconds, "succeeded_jobs_seconds") +
+	       CMP_INT(retention, dead_jobs_seconds, "dead_jobs_seconds") +
+	       CMP_INT(retention, events_seconds, "events_seconds") +
+	       CMP_INT(retention, dlq_messages_seconds, "dlq_messages_seconds") +
+	       CMP_INT(retention, interval_seconds, "interval_seconds") +
+	       CMP_INT(retention, batch_size, "batch_size") +
+	       CMP_INT(sweeper, horizon_seconds, "horizon_seconds") +
+	       CMP_INT(sweeper, interval_seconds, "interval_seconds") +
+	       CMP_INT(sweeper, batch_size, "batch_size");
+}
+
 /* The sections a reload does not apply; returns how many keys differ. */
 static int compare_sections(const struct cfg *run, const struct cfg *next)
 {
@@ -72,7 +86,8 @@ static int compare_sections(const struct cfg *run, const struct cfg *next)
 	       CMP_INT(consumer, visibility_timeout_seconds, "visibility_timeout_seconds") +
 	       CMP_INT(consumer, lease_seconds, "lease_seconds") +
 	       CMP_INT(consumer, shutdown_grace_seconds, "shutdown_grace_seconds") +
-	       CMP_INT(consumer, quarantine_after_crashes, "quarantine_after_crashes");
+	       CMP_INT(consumer, quarantine_after_crashes, "quarantine_after_crashes") +
+	       compare_maintenance(run, next);
 }
 
 static void log_errors(const struct cfg_errors *errs, const char *path)

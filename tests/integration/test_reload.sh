@@ -109,6 +109,11 @@ sed -i "s|^conninfo = .*|conninfo = postgresql://postgres@127.0.0.1:1/nowhere|" 
 check "(4) conninfo: reloaded without a destination change" reload "configuration reloaded: no destination changed"
 check "(4) conninfo: says it needs a restart" grep -q "reload: \[database\] conninfo changed; it needs a restart of outboxd, the running value stays" "$LOG"
 check "(4) conninfo: the value is never logged" sh -c "! grep -q 'nowhere' '$LOG'"
+# a changed [retention] key: the maintenance thread keeps its settings, and says so
+cp "$TEST_TMP/good.ini" "$INI"
+printf '\n[retention]\nbatch_size = 7\n' >>"$INI"
+check "(4) retention: reloaded without a destination change" reload "configuration reloaded: no destination changed"
+check "(4) retention: says it needs a restart" grep -q "reload: \[retention\] batch_size changed; it needs a restart of outboxd, the running value stays" "$LOG"
 G4=$(ops_enqueue gamma 4)
 check "(4) conninfo: still served through the running database" wait_for 30 status_is "$DB" "$G4" SUCCEEDED
 
