@@ -77,10 +77,12 @@ mkdir -p "$TEST_TMP/pc"
 sed -E "s#^(prefix|exec_prefix|libdir|includedir)=/#\1=$TEST_TMP/root/#" "$pc" >"$TEST_TMP/pc/liboutbox.pc"
 export PKG_CONFIG_PATH="$TEST_TMP/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 check "pkg-config --libs liboutbox names libpq" grep -qw -- -lpq <<<"$(pkg-config --libs liboutbox)"
-# shellcheck disable=SC2046 # pkg-config output is a word list
+# The build's own CFLAGS/LDFLAGS only matter for a sanitizer build, whose
+# liboutbox needs the sanitizer runtime linked into the program.
+# shellcheck disable=SC2046,SC2086 # word lists
 check "the C example builds with pkg-config's flags alone" \
-	${CC:-cc} -std=c11 -Wall -Wextra -Werror -o "$TEST_TMP/producer" "$TEST_TMP/producer.c" \
-	$(pkg-config --cflags --libs liboutbox)
+	${CC:-cc} -std=c11 -Wall -Wextra -Werror ${OUTBOX_BUILD_CFLAGS:-} -o "$TEST_TMP/producer" \
+	"$TEST_TMP/producer.c" $(pkg-config --cflags --libs liboutbox) ${OUTBOX_BUILD_LDFLAGS:-}
 libdir=$(dirname "$(find "$TEST_TMP/root" -name 'liboutbox.so' -print -quit)")
 cprod() { LD_LIBRARY_PATH="$libdir" "$TEST_TMP/producer" "$@"; }
 producer_checks c 3 cprod
