@@ -1,6 +1,11 @@
 # test_outboxd_config.sh: outboxd refuses a bad configuration or plugin at
 # startup and with --check-config: exit 78, every problem as FILE:LINE.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
+# --check-config resolves the AWS credentials (docs/aws.md); on a machine
+# without the test services nothing has exported any, so give it a static
+# pair: the chain stops at the environment and never probes IMDS.
+export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-AKIDOUTBOXTEST}"
+export AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-outbox-test-secret}"
 
 ep=http://127.0.0.1:9
 plugins="$TEST_TMP/plugins"
