@@ -44,49 +44,49 @@ static int needs_restart(const char *section, const char *key)
 	return 1;
 }
 
-#define CMP_STR(sect, field, key) \
-	(same_str(run->sect.field, next->sect.field) ? 0 : needs_restart(#sect, key))
-#define CMP_INT(sect, field, key) \
-	(run->sect.field == next->sect.field ? 0 : needs_restart(#sect, key))
+/* Every key is named as its field in struct cfg. */
+#define CMP_STR(sect, field) \
+	(same_str(run->sect.field, next->sect.field) ? 0 : needs_restart(#sect, #field))
+#define CMP_INT(sect, field) \
+	(run->sect.field == next->sect.field ? 0 : needs_restart(#sect, #field))
 
 /* The maintenance thread keeps the settings it started with. */
 static int compare_maintenance(const struct cfg *run, const struct cfg *next)
 {
-	return CMP_INT(retention, succeeded_jobs_seconds, "succeeded_jobs_seconds") +
-	       CMP_INT(retention, dead_jobs_seconds, "dead_jobs_seconds") +
-	       CMP_INT(retention, events_seconds, "events_seconds") +
-	       CMP_INT(retention, dlq_messages_seconds, "dlq_messages_seconds") +
-	       CMP_INT(retention, interval_seconds, "interval_seconds") +
-	       CMP_INT(retention, batch_size, "batch_size") +
-	       CMP_INT(sweeper, horizon_seconds, "horizon_seconds") +
-	       CMP_INT(sweeper, interval_seconds, "interval_seconds") +
-	       CMP_INT(sweeper, batch_size, "batch_size");
+	return CMP_INT(retention, succeeded_jobs_seconds) +
+	       CMP_INT(retention, dead_jobs_seconds) +
+	       CMP_INT(retention, events_seconds) +
+	       CMP_INT(retention, dlq_messages_seconds) +
+	       CMP_INT(retention, interval_seconds) +
+	       CMP_INT(retention, batch_size) +
+	       CMP_INT(sweeper, horizon_seconds) +
+	       CMP_INT(sweeper, interval_seconds) +
+	       CMP_INT(sweeper, batch_size);
 }
 
 /* The sections a reload does not apply; returns how many keys differ. */
 static int compare_sections(const struct cfg *run, const struct cfg *next)
 {
-	return CMP_STR(outboxd, plugin_path, "plugin_path") +
-	       CMP_STR(database, conninfo, "conninfo") +
+	return CMP_STR(outboxd, plugin_path) +
+	       CMP_STR(database, conninfo) +
 	       /* Set once for every session of the process (db_set_session_timeouts). */
-	       CMP_INT(database, lock_timeout_seconds, "lock_timeout_seconds") +
-	       CMP_INT(database, statement_timeout_seconds, "statement_timeout_seconds") +
-	       CMP_INT(database, idle_in_transaction_timeout_seconds,
-	               "idle_in_transaction_timeout_seconds") +
-	       CMP_STR(metrics, listen, "listen") + CMP_STR(aws, region, "region") +
-	       CMP_STR(aws, endpoint_url, "endpoint_url") + CMP_STR(s3, bucket, "bucket") +
-	       CMP_STR(s3, prefix, "prefix") + CMP_STR(s3, endpoint_url, "endpoint_url") +
-	       CMP_INT(relay, batch_size, "batch_size") +
-	       CMP_INT(relay, poll_interval_ms, "poll_interval_ms") +
-	       CMP_INT(relay, retry_base_seconds, "retry_base_seconds") +
-	       CMP_INT(relay, retry_max_seconds, "retry_max_seconds") +
-	       CMP_INT(relay, claim_lease_seconds, "claim_lease_seconds") +
-	       CMP_INT(consumer, workers, "workers") +
-	       CMP_INT(consumer, wait_time_seconds, "wait_time_seconds") +
-	       CMP_INT(consumer, visibility_timeout_seconds, "visibility_timeout_seconds") +
-	       CMP_INT(consumer, lease_seconds, "lease_seconds") +
-	       CMP_INT(consumer, shutdown_grace_seconds, "shutdown_grace_seconds") +
-	       CMP_INT(consumer, quarantine_after_crashes, "quarantine_after_crashes") +
+	       CMP_INT(database, lock_timeout_seconds) +
+	       CMP_INT(database, statement_timeout_seconds) +
+	       CMP_INT(database, idle_in_transaction_timeout_seconds) +
+	       CMP_STR(metrics, listen) + CMP_STR(aws, region) +
+	       CMP_STR(aws, endpoint_url) + CMP_STR(s3, bucket) +
+	       CMP_STR(s3, prefix) + CMP_STR(s3, endpoint_url) +
+	       CMP_INT(relay, batch_size) +
+	       CMP_INT(relay, poll_interval_ms) +
+	       CMP_INT(relay, retry_base_seconds) +
+	       CMP_INT(relay, retry_max_seconds) +
+	       CMP_INT(relay, claim_lease_seconds) +
+	       CMP_INT(consumer, workers) +
+	       CMP_INT(consumer, wait_time_seconds) +
+	       CMP_INT(consumer, visibility_timeout_seconds) +
+	       CMP_INT(consumer, lease_seconds) +
+	       CMP_INT(consumer, shutdown_grace_seconds) +
+	       CMP_INT(consumer, quarantine_after_crashes) +
 	       compare_maintenance(run, next);
 }
 
