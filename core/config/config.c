@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "config/text.h"
@@ -37,6 +38,7 @@ enum cfg_type {
 	CFG_T_INT,      /* decimal integer within [min, max] */
 	CFG_T_PATHS,    /* colon-separated absolute directories */
 	CFG_T_LISTEN,   /* HOST:PORT (config/listen.h) */
+	CFG_T_BOOL,     /* on/off, true/false, yes/no, 1/0, as PostgreSQL; stored as int */
 };
 
 #define CFG_F_REQUIRED 0x1u
@@ -76,6 +78,8 @@ struct cfg_opt {
 	{ sect, key, type, flags, offsetof(struct base, member), def, 0, 0, 0 }
 #define CFG_OPT_INT(sect, key, base, member, def, lo, hi) \
 	{ sect, key, CFG_T_INT, 0, offsetof(struct base, member), NULL, def, lo, hi }
+#define CFG_OPT_BOOL(sect, key, base, member, def) \
+	{ sect, key, CFG_T_BOOL, 0, offsetof(struct base, member), NULL, def, 0, 1 }
 
 static const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_STR("outboxd", "plugin_path", CFG_T_PATHS, 0, cfg, outboxd.plugin_path, NULL),
@@ -93,12 +97,18 @@ static const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("relay", "retry_base_seconds", cfg, relay.retry_base_seconds, 2, 1, 3600),
 	CFG_OPT_INT("relay", "retry_max_seconds", cfg, relay.retry_max_seconds, 300, 1, 86400),
 	CFG_OPT_INT("relay", "claim_lease_seconds", cfg, relay.claim_lease_seconds, 30, 5, 3600),
+	CFG_OPT_INT("relay", "claim_max", cfg, relay.claim_max, 500, 1, 10000),
+	CFG_OPT_INT("relay", "send_concurrency", cfg, relay.send_concurrency, 8, 1, 64),
+	CFG_OPT_INT("relay", "linger_max_ms", cfg, relay.linger_max_ms, 20, 0, 1000),
+	CFG_OPT_BOOL("relay", "synchronous_commit", cfg, relay.synchronous_commit, 0),
 	CFG_OPT_INT("consumer", "workers", cfg, consumer.workers, 4, 1, 64),
 	CFG_OPT_INT("consumer", "wait_time_seconds", cfg, consumer.wait_time_seconds, 20, 0, 20),
 	CFG_OPT_INT("consumer", "visibility_timeout_seconds", cfg, consumer.visibility_timeout_seconds, 60, 1, 43200),
 	CFG_OPT_INT("consumer", "lease_seconds", cfg, consumer.lease_seconds, 60, 5, 43200),
 	CFG_OPT_INT("consumer", "shutdown_grace_seconds", cfg, consumer.shutdown_grace_seconds, 30, 0, 3600),
 	CFG_OPT_INT("consumer", "quarantine_after_crashes", cfg, consumer.quarantine_after_crashes, 3, 1, 1000),
+	CFG_OPT_INT("consumer", "claim_max", cfg, consumer.claim_max, 100, 1, 1000),
+	CFG_OPT_INT("consumer", "linger_max_ms", cfg, consumer.linger_max_ms, 20, 0, 1000),
 	CFG_OPT_STR("metrics", "listen", CFG_T_LISTEN, 0, cfg, metrics.listen, NULL),
 	CFG_OPT_STR("destination", "queue_url", CFG_T_URL, CFG_F_REQUIRED, cfg_destination, queue_url, NULL),
 	CFG_OPT_STR("destination", "dlq_url", CFG_T_URL, 0, cfg_destination, dlq_url, NULL),
@@ -391,6 +401,7 @@ static const char *cfg_check_text(enum cfg_type type, const char *v)
 		return cfg_check_listen(v);
 	case CFG_T_STR:
 	case CFG_T_INT:
+	case CFG_T_BOOL:
 		break;
 	}
 	return NULL;
@@ -419,6 +430,29 @@ static void cfg_set_int(struct cfg_parser *p, const struct cfg_opt *o, void *bas
 	*(int *)((char *)base + o->offset) = (int)n;
 }
 
+/* The spellings PostgreSQL accepts for a boolean setting. */
+static void cfg_set_bool(struct cfg_parser *p, const struct cfg_opt *o, void *base,
+			 const char *v)
+{
+	static const char *const yes[] = { "on", "true", "yes", "1" };
+	static const char *const no[] = { "off", "false", "no", "0" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(v, yes[i]) == 0 || strcasecmp(v, no[i]) == 0) {
+			*(int *)((char *)base + o->offset) = strcasecmp(v, yes[i]) == 0;
+			return;
+		}
+	}
+	cfg_error(p, p->line, p->section, o->name,
+		  "invalid boolean \"%s\" (use on or off)", v);
+}
+
+/* Options stored as an int rather than a string. */
+static bool cfg_opt_is_int(const struct cfg_opt *o)
+{
+	return o->type == CFG_T_INT || o->type == CFG_T_BOOL;
+}
+
 static void cfg_set_opt(struct cfg_parser *p, size_t i, void *base, const char *v)
 {
 	const struct cfg_opt *o = &cfg_opts[i];
@@ -439,6 +473,10 @@ static void cfg_set_opt(struct cfg_parser *p, size_t i, void *base, const char *
 	}
 	if (o->type == CFG_T_INT) {
 		cfg_set_int(p, o, base, v);
+		return;
+	}
+	if (o->type == CFG_T_BOOL) {
+		cfg_set_bool(p, o, base, v);
 		return;
 	}
 	problem = cfg_check_text(o->type, v);
@@ -475,7 +513,7 @@ static int cfg_apply_defaults(void *base, bool dest)
 
 		if (cfg_opt_is_dest(o) != dest)
 			continue;
-		if (o->type == CFG_T_INT) {
+		if (cfg_opt_is_int(o)) {
 			*(int *)((char *)base + o->offset) = o->def_int;
 		} else if (o->def_str) {
 			*slot = strdup(o->def_str);
@@ -491,7 +529,7 @@ static void cfg_free_strings(void *base, bool dest)
 	for (size_t i = 0; i < CFG_N_OPTS; i++) {
 		const struct cfg_opt *o = &cfg_opts[i];
 
-		if (cfg_opt_is_dest(o) == dest && o->type != CFG_T_INT)
+		if (cfg_opt_is_dest(o) == dest && !cfg_opt_is_int(o))
 			free(*(char **)((char *)base + o->offset));
 	}
 }

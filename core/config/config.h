@@ -90,6 +90,10 @@ struct cfg {
 		int retry_base_seconds;  /* default 2 */
 		int retry_max_seconds;   /* default 300 */
 		int claim_lease_seconds; /* default 30: how long a relay owns a claimed event */
+		int claim_max;           /* events per claim statement at most; default 500 */
+		int send_concurrency;    /* SendMessageBatch requests in flight per lane; default 8 */
+		int linger_max_ms;       /* bound of the adaptive linger; default 20 */
+		int synchronous_commit;  /* 0/1: relay statements wait for the WAL flush; default 0 */
 	} relay;
 
 	struct {
@@ -99,6 +103,8 @@ struct cfg {
 		int lease_seconds;              /* default 60 */
 		int shutdown_grace_seconds;     /* default 30 */
 		int quarantine_after_crashes;   /* default 3: crashed runs before DEAD 'CRASHED' */
+		int claim_max;                  /* messages per claim statement at most; default 100 */
+		int linger_max_ms;              /* bound of the receive linger; default 20 */
 	} consumer;
 
 	struct {

@@ -81,12 +81,18 @@ static int compare_sections(const struct cfg *run, const struct cfg *next)
 	       CMP_INT(relay, retry_base_seconds) +
 	       CMP_INT(relay, retry_max_seconds) +
 	       CMP_INT(relay, claim_lease_seconds) +
+	       CMP_INT(relay, claim_max) +
+	       CMP_INT(relay, send_concurrency) +
+	       CMP_INT(relay, linger_max_ms) +
+	       CMP_INT(relay, synchronous_commit) +
 	       CMP_INT(consumer, workers) +
 	       CMP_INT(consumer, wait_time_seconds) +
 	       CMP_INT(consumer, visibility_timeout_seconds) +
 	       CMP_INT(consumer, lease_seconds) +
 	       CMP_INT(consumer, shutdown_grace_seconds) +
 	       CMP_INT(consumer, quarantine_after_crashes) +
+	       CMP_INT(consumer, claim_max) +
+	       CMP_INT(consumer, linger_max_ms) +
 	       compare_maintenance(run, next);
 }
 

@@ -194,6 +194,12 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->relay.retry_base_seconds, 2);
 	assert_int_equal(cfg->relay.retry_max_seconds, 300);
 	assert_int_equal(cfg->relay.claim_lease_seconds, 30);
+	assert_int_equal(cfg->relay.claim_max, 500);
+	assert_int_equal(cfg->relay.send_concurrency, 8);
+	assert_int_equal(cfg->relay.linger_max_ms, 20);
+	assert_int_equal(cfg->relay.synchronous_commit, 0);
+	assert_int_equal(cfg->consumer.claim_max, 100);
+	assert_int_equal(cfg->consumer.linger_max_ms, 20);
 	assert_int_equal(cfg->consumer.workers, 4);
 	assert_int_equal(cfg->consumer.wait_time_seconds, 20);
 	assert_int_equal(cfg->consumer.visibility_timeout_seconds, 60);
@@ -475,6 +481,7 @@ int main(void)
 		ERROR_FIXTURE(missing_queue_url),
 		ERROR_FIXTURE(unknown_key),
 		ERROR_FIXTURE(bad_number),
+		ERROR_FIXTURE(bad_bool),
 		ERROR_FIXTURE(out_of_range),
 		ERROR_FIXTURE(timeouts_out_of_range),
 		ERROR_FIXTURE(unknown_section),
