@@ -42,6 +42,14 @@ struct aws_http {
 	char etag[AWS_HTTP_ETAG_LEN];
 	char date[HDR_VALUE_LEN];
 	char errbuf[CURL_ERROR_SIZE];
+
+	/* What one signed attempt allocated, freed by attempt_end(). */
+	struct {
+		struct curl_slist *list;
+		char *url;
+		char *host;
+		char *auth;
+	} att;
 };
 
 /* Splits the endpoint into scheme and host[:port]; refuses a path, which
@@ -439,64 +447,85 @@ unsigned long aws_http_requests_made(void)
 	return atomic_load_explicit(&requests_made, memory_order_relaxed);
 }
 
-/* One signed attempt with creds. */
-static int perform_once(struct aws_http *c, const struct aws_http_request *req,
-                        const struct aws_creds *creds, struct aws_http_response *resp,
-                        struct aws_result *res)
+/* Frees what attempt_begin() allocated; the Authorization value must not
+ * outlive the request (the slist holds its own copy). */
+static void attempt_free(struct aws_http *c)
+{
+	if (c->att.auth != NULL)
+		explicit_bzero(c->att.auth, strlen(c->att.auth));
+	free(c->att.auth);
+	curl_slist_free_all(c->att.list);
+	free(c->att.url);
+	free(c->att.host);
+	memset(&c->att, 0, sizeof(c->att));
+}
+
+/*
+ * Signs req with creds and sets it up on c's easy handle, ready for
+ * curl_easy_perform() or a multi handle.  Returns 0, or -1 with res filled
+ * (nothing to perform; attempt_free() still to be called).
+ */
+static int attempt_begin(struct aws_http *c, const struct aws_http_request *req,
+                         const struct aws_creds *creds, struct aws_http_response *resp,
+                         struct aws_result *res)
 {
 	struct sigv4_header hdrs[4 + AWS_HTTP_MAX_EXTRA_HEADERS];
 	struct sigv4_credentials sc = {creds->access_key_id, creds->secret_access_key,
 	                               creds->session_token};
 	struct sigv4_scope scope = {c->region, c->service, c->s3};
-	struct curl_slist *list = NULL;
-	char *host = NULL;
-	char *url = NULL;
-	char *auth = NULL;
 	char date[17];
 	char hash[65];
-	int rc = -1;
 
 	aws_result_reset(res);
 	memset(resp, 0, sizeof(*resp));
 	resp->body = "";
 	resp->content_length = -1;
 	clear_transfer_state(c);
-	url = build_url(c, req, &host);
-	if (url == NULL) {
-		(void)aws_result_fail(res, "InternalError", "out of memory");
-		goto out;
-	}
+	c->att.url = build_url(c, req, &c->att.host);
+	if (c->att.url == NULL)
+		return aws_result_fail(res, "InternalError", "out of memory");
 	sigv4_format_date(aws_clock_now(), date);
 	if (c->s3)
 		(void)sha256_hex(req->body, req->body_len, hash);
 	struct sigv4_request sreq = {
 		.method = req->method, .path = req->path, .query = req->query,
-		.headers = hdrs, .n_headers = build_signed_headers(c, req, creds, host, date, hash, hdrs),
+		.headers = hdrs,
+		.n_headers = build_signed_headers(c, req, creds, c->att.host, date, hash, hdrs),
 		.body = req->body, .body_len = req->body_len, .payload_hash = c->s3 ? hash : NULL,
 	};
-	auth = sigv4_authorization(&sreq, &scope, &sc);
-	if (auth == NULL) {
+	c->att.auth = sigv4_authorization(&sreq, &scope, &sc);
+	if (c->att.auth == NULL) {
 		/* Deterministic (a malformed header): retrying cannot help. */
-		(void)aws_result_fail(res, "SigningFailed", "could not sign the request");
-		goto out;
+		return aws_result_fail(res, "SigningFailed", "could not sign the request");
 	}
-	if (build_curl_headers(hdrs, sreq.n_headers, auth, &list) < 0 ||
-	    set_options(c, req, url, list) < 0) {
-		(void)aws_result_fail(res, "InternalError", "could not set up the HTTP request");
-		goto out;
-	}
+	if (build_curl_headers(hdrs, sreq.n_headers, c->att.auth, &c->att.list) < 0 ||
+	    set_options(c, req, c->att.url, c->att.list) < 0)
+		return aws_result_fail(res, "InternalError", "could not set up the HTTP request");
 	atomic_fetch_add_explicit(&requests_made, 1, memory_order_relaxed);
-	rc = finish(c, req, curl_easy_perform(c->curl), resp, res);
+	return 0;
+}
+
+/* The transfer of attempt_begin() ended with cc: its answer into resp/res. */
+static int attempt_end(struct aws_http *c, const struct aws_http_request *req, CURLcode cc,
+                       struct aws_http_response *resp, struct aws_result *res)
+{
+	int rc = finish(c, req, cc, resp, res);
+
 	count_connects(c);
-out:
-	/* Authorization must not outlive the request; the slist holds a copy. */
-	if (auth != NULL)
-		explicit_bzero(auth, strlen(auth));
-	free(auth);
-	curl_slist_free_all(list);
-	free(url);
-	free(host);
+	attempt_free(c);
 	return rc;
+}
+
+/* One signed attempt with creds. */
+static int perform_once(struct aws_http *c, const struct aws_http_request *req,
+                        const struct aws_creds *creds, struct aws_http_response *resp,
+                        struct aws_result *res)
+{
+	if (attempt_begin(c, req, creds, resp, res) < 0) {
+		attempt_free(c);
+		return -1;
+	}
+	return attempt_end(c, req, curl_easy_perform(c->curl), resp, res);
 }
 
 /* Codes that mean "these keys are no longer (or not yet) valid": after a
@@ -515,6 +544,31 @@ static bool is_rotation_code(const char *code)
 	return false;
 }
 
+/*
+ * After a failed attempt signed with creds: true when signing it again can
+ * help, at most once for each cause (so a real authorisation or clock
+ * problem still fails fast, and is classified as usual).
+ */
+static bool resign_helps(struct aws_http *c, const struct aws_http_request *req,
+                         const struct aws_creds *creds, const struct aws_result *res,
+                         bool *refreshed, bool *reclocked)
+{
+	if (!*refreshed && is_rotation_code(res->code) &&
+	    aws_credentials_invalidate(c->creds, creds)) {
+		*refreshed = true;
+		log_info("aws %s %s refused with %s, signing again with new credentials request_id=%s",
+		         c->service, req->path, res->code, res->request_id);
+		return true;
+	}
+	if (!*reclocked && aws_clock_is_skew_code(res->code) && aws_clock_correct(c->date)) {
+		*reclocked = true;
+		log_info("aws %s %s refused with %s, signing again with the corrected clock request_id=%s",
+		         c->service, req->path, res->code, res->request_id);
+		return true;
+	}
+	return false;
+}
+
 int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
                      struct aws_http_response *resp, struct aws_result *res)
 {
@@ -529,6 +583,7 @@ int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
 	}
 	for (;;) {
 		struct aws_creds *creds = aws_credentials_get(c->creds, err, sizeof(err));
+		bool again;
 
 		if (creds == NULL) {
 			memset(resp, 0, sizeof(*resp));
@@ -536,25 +591,126 @@ int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
 			return aws_result_fail(res, "CredentialsUnavailable", "%s", err);
 		}
 		rc = perform_once(c, req, creds, resp, res);
-		if (rc == 0) {
-			aws_creds_unref(creds);
-			return 0;
-		}
-		/* At most one retry for each cause, so a real authorisation or
-		 * clock problem still fails fast (and is classified as usual). */
-		if (!refreshed && is_rotation_code(res->code) &&
-		    aws_credentials_invalidate(c->creds, creds)) {
-			refreshed = true;
-			log_info("aws %s %s refused with %s, signing again with new credentials request_id=%s",
-			         c->service, req->path, res->code, res->request_id);
-		} else if (!reclocked && aws_clock_is_skew_code(res->code) && aws_clock_correct(c->date)) {
-			reclocked = true;
-			log_info("aws %s %s refused with %s, signing again with the corrected clock request_id=%s",
-			         c->service, req->path, res->code, res->request_id);
-		} else {
-			aws_creds_unref(creds);
-			return rc;
-		}
+		again = rc < 0 && resign_helps(c, req, creds, res, &refreshed, &reclocked);
 		aws_creds_unref(creds);
+		if (!again)
+			return rc;
+	}
+}
+
+struct aws_http_multi {
+	CURLM *m;
+};
+
+int aws_http_multi_new(size_t max_connections, struct aws_http_multi **out)
+{
+	struct aws_http_multi *mh = calloc(1, sizeof(*mh));
+
+	*out = NULL;
+	if (mh == NULL)
+		return -1;
+	mh->m = curl_multi_init();
+	if (mh->m == NULL) {
+		free(mh);
+		return -1;
+	}
+	/* Keep one idle connection per concurrent transfer, so every
+	 * request of the next round finds one open. */
+	(void)curl_multi_setopt(mh->m, CURLMOPT_MAXCONNECTS, (long)max_connections);
+	*out = mh;
+	return 0;
+}
+
+void aws_http_multi_free(struct aws_http_multi *mh)
+{
+	if (mh == NULL)
+		return;
+	curl_multi_cleanup(mh->m);
+	free(mh);
+}
+
+/* Signs and adds t to the multi handle; false (t->rc, t->res set) when it
+ * cannot start.  *creds gets the snapshot it was signed with. */
+static bool transfer_start(struct aws_http_multi *mh, struct aws_http_transfer *t,
+                           struct aws_creds **creds)
+{
+	struct aws_http *c = t->client;
+	char err[AWS_CREDS_ERR_LEN];
+
+	*creds = NULL;
+	t->rc = -1;
+	memset(&t->resp, 0, sizeof(t->resp));
+	t->resp.body = "";
+	if (t->req->n_headers > AWS_HTTP_MAX_EXTRA_HEADERS) {
+		(void)aws_result_fail(&t->res, "InvalidParameterValue", "too many request headers");
+		return false;
+	}
+	*creds = aws_credentials_get(c->creds, err, sizeof(err));
+	if (*creds == NULL) {
+		(void)aws_result_fail(&t->res, "CredentialsUnavailable", "%s", err);
+		return false;
+	}
+	if (attempt_begin(c, t->req, *creds, &t->resp, &t->res) < 0 ||
+	    curl_multi_add_handle(mh->m, c->curl) != CURLM_OK) {
+		if (t->res.code[0] == '\0')
+			(void)aws_result_fail(&t->res, "InternalError", "could not start the transfer");
+		attempt_free(c);
+		return false;
+	}
+	return true;
+}
+
+/* Drives the multi handle until every transfer ended; done[i] gets the
+ * result of the transfer whose easy handle is t[i]'s. */
+static void run_transfers(struct aws_http_multi *mh, struct aws_http_transfer *t, size_t n,
+                          const bool *started, CURLcode *done)
+{
+	int running = 1;
+	CURLMsg *msg;
+	int left;
+
+	for (size_t i = 0; i < n; i++)
+		done[i] = CURLE_RECV_ERROR; /* "no answer" unless curl reports one */
+	while (running > 0) {
+		if (curl_multi_perform(mh->m, &running) != CURLM_OK)
+			break;
+		/* Each easy handle has its own timeout, so this loop ends. */
+		if (running > 0 && curl_multi_poll(mh->m, NULL, 0, 1000, NULL) != CURLM_OK)
+			break;
+	}
+	while ((msg = curl_multi_info_read(mh->m, &left)) != NULL) {
+		for (size_t i = 0; msg->msg == CURLMSG_DONE && i < n; i++) {
+			if (started[i] && t[i].client->curl == msg->easy_handle)
+				done[i] = msg->data.result;
+		}
+	}
+}
+
+void aws_http_perform_many(struct aws_http_multi *mh, struct aws_http_transfer *t, size_t n)
+{
+	struct aws_creds *creds[AWS_HTTP_MAX_TRANSFERS];
+	bool started[AWS_HTTP_MAX_TRANSFERS];
+	CURLcode done[AWS_HTTP_MAX_TRANSFERS];
+
+	if (n > AWS_HTTP_MAX_TRANSFERS) {
+		aws_http_perform_many(mh, t + AWS_HTTP_MAX_TRANSFERS, n - AWS_HTTP_MAX_TRANSFERS);
+		n = AWS_HTTP_MAX_TRANSFERS;
+	}
+	for (size_t i = 0; i < n; i++)
+		started[i] = transfer_start(mh, &t[i], &creds[i]);
+	run_transfers(mh, t, n, started, done);
+	for (size_t i = 0; i < n; i++) {
+		struct aws_http *c = t[i].client;
+		bool refreshed = false, reclocked = false;
+
+		if (started[i]) {
+			(void)curl_multi_remove_handle(mh->m, c->curl);
+			t[i].rc = attempt_end(c, t[i].req, done[i], &t[i].resp, &t[i].res);
+			/* The rare request to sign again goes alone, the usual way. */
+			if (t[i].rc < 0 &&
+			    resign_helps(c, t[i].req, creds[i], &t[i].res, &refreshed, &reclocked))
+				t[i].rc = aws_http_perform(c, t[i].req, &t[i].resp, &t[i].res);
+		}
+		aws_creds_unref(creds[i]);
 	}
 }

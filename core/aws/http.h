@@ -105,4 +105,35 @@ const char *aws_http_region(const struct aws_http *c);
 int aws_http_perform(struct aws_http *c, const struct aws_http_request *req,
                      struct aws_http_response *resp, struct aws_result *res) OUTBOX_MUSTCHECK;
 
+/*
+ * Several requests at once, over libcurl's multi interface.  The multi
+ * handle keeps up to max_connections idle connections between rounds, so
+ * the requests of the next round reuse them.  NOT thread-safe: one thread
+ * uses a multi handle (and the clients it drives) at a time.  Returns 0
+ * and *out (free with aws_http_multi_free(); NULL is a no-op), or -1 when
+ * out of memory.
+ */
+struct aws_http_multi;
+int aws_http_multi_new(size_t max_connections, struct aws_http_multi **out) OUTBOX_MUSTCHECK;
+void aws_http_multi_free(struct aws_http_multi *mh);
+
+#define AWS_HTTP_MAX_TRANSFERS 64
+
+/* One request of aws_http_perform_many(): a distinct client each. */
+struct aws_http_transfer {
+	struct aws_http *client;            /* borrowed; used by this transfer only */
+	const struct aws_http_request *req; /* borrowed */
+	struct aws_http_response resp;      /* out; body borrowed from client */
+	struct aws_result res;              /* out */
+	int rc;                             /* out: what aws_http_perform() returns */
+};
+
+/*
+ * Performs the n requests concurrently and waits for all of them; each
+ * ends as aws_http_perform() would (signed with its own credential
+ * snapshot; a request refused for rotated keys or clock skew is signed
+ * again once, alone).  No two transfers may share a client.
+ */
+void aws_http_perform_many(struct aws_http_multi *mh, struct aws_http_transfer *t, size_t n);
+
 #endif

@@ -128,6 +128,55 @@ json_t *sqs_request_counts(void)
 	return o;
 }
 
+/* A JSON-protocol request ready to perform: what the request points to. */
+struct sqs_prepared {
+	char *body;                  /* owned */
+	char target[64];
+	struct sigv4_header hdrs[2];
+	struct aws_http_request req; /* points into this struct */
+};
+
+/* Builds p from request (consumed); -1 with res filled when it cannot. */
+static int sqs_prepare(struct sqs_prepared *p, const char *action, json_t *request,
+                       long timeout_ms, struct aws_result *res)
+{
+	memset(p, 0, sizeof(*p));
+	p->body = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
+	json_decref(request);
+	if (p->body == NULL)
+		return aws_result_fail(res, "InternalError", "could not build the %s request", action);
+	snprintf(p->target, sizeof(p->target), "AmazonSQS.%s", action);
+	count_action(action);
+	p->hdrs[0] = (struct sigv4_header){"Content-Type", SQS_CONTENT_TYPE};
+	p->hdrs[1] = (struct sigv4_header){"X-Amz-Target", p->target};
+	p->req = (struct aws_http_request){
+		.method = "POST", .path = "/", .headers = p->hdrs, .n_headers = 2,
+		.body = p->body, .body_len = strlen(p->body), .timeout_ms = timeout_ms,
+	};
+	return 0;
+}
+
+/* The answer of a performed request: *reply a new reference to the parsed
+ * object (when reply is not NULL).  Returns 0, or -1 with res filled. */
+static int sqs_reply(const char *action, int rc, const struct aws_http_response *resp,
+                     json_t **reply, struct aws_result *res)
+{
+	if (reply != NULL)
+		*reply = NULL;
+	if (rc < 0)
+		return -1;
+	if (reply == NULL)
+		return 0;
+	*reply = json_loadb(resp->body, resp->body_len, 0, NULL);
+	if (!json_is_object(*reply)) {
+		json_decref(*reply);
+		*reply = NULL;
+		return aws_result_fail(res, "MalformedResponse", "%s answer is not a JSON object",
+		                       action);
+	}
+	return 0;
+}
+
 /*
  * One JSON-protocol call: takes ownership of request; *reply (when not NULL)
  * receives a new reference to the parsed answer.
@@ -135,45 +184,18 @@ json_t *sqs_request_counts(void)
 static int sqs_call(struct aws_http *c, const char *action, json_t *request, long timeout_ms,
                     json_t **reply, struct aws_result *res)
 {
-	char target[64];
-	char *body = NULL;
+	struct sqs_prepared p;
 	struct aws_http_response resp;
-	int rc = -1;
+	int rc;
 
 	if (reply != NULL)
 		*reply = NULL;
 	aws_result_reset(res);
-	body = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
-	if (body == NULL) {
-		(void)aws_result_fail(res, "InternalError", "could not build the %s request", action);
-		goto out;
-	}
-	snprintf(target, sizeof(target), "AmazonSQS.%s", action);
-	count_action(action);
-	const struct sigv4_header hdrs[] = {
-		{"Content-Type", SQS_CONTENT_TYPE},
-		{"X-Amz-Target", target},
-	};
-	const struct aws_http_request req = {
-		.method = "POST", .path = "/", .headers = hdrs, .n_headers = 2,
-		.body = body, .body_len = strlen(body), .timeout_ms = timeout_ms,
-	};
-	if (aws_http_perform(c, &req, &resp, res) < 0)
-		goto out;
-	if (reply != NULL) {
-		*reply = json_loadb(resp.body, resp.body_len, 0, NULL);
-		if (!json_is_object(*reply)) {
-			json_decref(*reply);
-			*reply = NULL;
-			(void)aws_result_fail(res, "MalformedResponse", "%s answer is not a JSON object",
-			                      action);
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	free(body);
-	json_decref(request);
+	if (sqs_prepare(&p, action, request, timeout_ms, res) < 0)
+		return -1;
+	rc = aws_http_perform(c, &p.req, &resp, res);
+	rc = sqs_reply(action, rc, &resp, reply, res);
+	free(p.body);
 	return rc;
 }
 
@@ -381,14 +403,21 @@ static int batch_call(struct aws_http *c, const char *action, const char *queue_
 	return 0;
 }
 
-int sqs_send_message_batch(struct aws_http *c, const char *queue_url,
-                           const struct sqs_send_entry *entries, size_t n,
-                           struct sqs_entry_result *results, struct aws_result *res)
+/*
+ * Checks a SendMessageBatch and builds its request: 1 and *request (new
+ * reference) when there is something to send, 0 when every entry failed
+ * validation (nothing to send), -1 with res filled when SQS would refuse
+ * the batch as a whole.
+ */
+static int send_request(const char *queue_url, const struct sqs_send_entry *entries, size_t n,
+                        struct sqs_entry_result *results, json_t **request,
+                        struct aws_result *res)
 {
 	const char *ids[SQS_MAX_BATCH_ENTRIES] = {NULL};
 	json_t *arr = NULL;
 	size_t total = 0;
 
+	*request = NULL;
 	for (size_t i = 0; i < n && i < SQS_MAX_BATCH_ENTRIES; i++)
 		ids[i] = entries[i].id;
 	if (begin_batch(ids, n, results, res) < 0)
@@ -404,9 +433,75 @@ int sqs_send_message_batch(struct aws_http *c, const char *queue_url,
 	}
 	if (json_array_size(arr) == 0) {
 		json_decref(arr);
-		return 0; /* every entry failed validation: nothing to send */
+		return 0;
 	}
-	return batch_call(c, "SendMessageBatch", queue_url, arr, ids, n, entries, results, res);
+	*request = json_pack("{s:s, s:o}", "QueueUrl", queue_url, "Entries", arr);
+	return 1;
+}
+
+/* Applies a SendMessageBatch answer to the entries' results. */
+static void apply_send_reply(const json_t *reply, const struct sqs_send_entry *entries,
+                             size_t n, struct sqs_entry_result *results)
+{
+	const char *ids[SQS_MAX_BATCH_ENTRIES] = {NULL};
+
+	for (size_t i = 0; i < n && i < SQS_MAX_BATCH_ENTRIES; i++)
+		ids[i] = entries[i].id;
+	apply_batch_reply(reply, ids, n, entries, results);
+}
+
+int sqs_send_message_batch(struct aws_http *c, const char *queue_url,
+                           const struct sqs_send_entry *entries, size_t n,
+                           struct sqs_entry_result *results, struct aws_result *res)
+{
+	json_t *request, *reply = NULL;
+	int rc = send_request(queue_url, entries, n, results, &request, res);
+
+	if (rc <= 0)
+		return rc;
+	if (sqs_call(c, "SendMessageBatch", request, 0, &reply, res) < 0)
+		return -1;
+	apply_send_reply(reply, entries, n, results);
+	json_decref(reply);
+	return 0;
+}
+
+void sqs_send_message_batches(struct aws_http_multi *mh, struct aws_http *const *clients,
+                              const char *queue_url, struct sqs_send_batch *b, size_t n)
+{
+	struct sqs_prepared p[AWS_HTTP_MAX_TRANSFERS];
+	struct aws_http_transfer t[AWS_HTTP_MAX_TRANSFERS];
+	size_t idx[AWS_HTTP_MAX_TRANSFERS], k = 0;
+
+	for (; n > AWS_HTTP_MAX_TRANSFERS; b += AWS_HTTP_MAX_TRANSFERS, n -= AWS_HTTP_MAX_TRANSFERS)
+		sqs_send_message_batches(mh, clients, queue_url, b, AWS_HTTP_MAX_TRANSFERS);
+	for (size_t i = 0; i < n; i++) {
+		json_t *request;
+
+		aws_result_reset(&b[i].res);
+		b[i].rc = send_request(queue_url, b[i].entries, b[i].n, b[i].results, &request,
+		                       &b[i].res);
+		if (b[i].rc <= 0)
+			continue;
+		if (sqs_prepare(&p[k], "SendMessageBatch", request, 0, &b[i].res) < 0) {
+			b[i].rc = -1;
+			continue;
+		}
+		t[k] = (struct aws_http_transfer){.client = clients[k], .req = &p[k].req};
+		idx[k++] = i;
+	}
+	aws_http_perform_many(mh, t, k);
+	for (size_t j = 0; j < k; j++) {
+		struct sqs_send_batch *sb = &b[idx[j]];
+		json_t *reply;
+
+		sb->res = t[j].res;
+		sb->rc = sqs_reply("SendMessageBatch", t[j].rc, &t[j].resp, &reply, &sb->res);
+		if (sb->rc == 0)
+			apply_send_reply(reply, sb->entries, sb->n, sb->results);
+		json_decref(reply);
+		free(p[j].body);
+	}
 }
 
 /* Shared by DeleteMessageBatch and ChangeMessageVisibilityBatch. */

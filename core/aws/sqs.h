@@ -80,6 +80,25 @@ int sqs_send_message_batch(struct aws_http *c, const char *queue_url,
                            struct sqs_entry_result *results,
                            struct aws_result *res) OUTBOX_MUSTCHECK;
 
+/* One request of sqs_send_message_batches(). */
+struct sqs_send_batch {
+	const struct sqs_send_entry *entries; /* borrowed; 1..SQS_MAX_BATCH_ENTRIES */
+	size_t n;
+	struct sqs_entry_result *results;     /* caller's array of n, filled */
+	struct aws_result res;                /* out: the request as a whole */
+	int rc;                               /* out: what sqs_send_message_batch() returns */
+};
+
+/*
+ * Sends the n batches to queue_url concurrently (aws/http.h,
+ * aws_http_perform_many()), in rounds of at most AWS_HTTP_MAX_TRANSFERS
+ * requests; clients holds min(n, AWS_HTTP_MAX_TRANSFERS) distinct clients,
+ * one per request of a round.  Each batch ends exactly as
+ * sqs_send_message_batch() would have.  All borrowed.
+ */
+void sqs_send_message_batches(struct aws_http_multi *mh, struct aws_http *const *clients,
+                              const char *queue_url, struct sqs_send_batch *b, size_t n);
+
 struct sqs_receive_options {
 	int max_messages;       /* 1..10 */
 	int wait_time_seconds;  /* 0..20; the request timeout is set above it */

@@ -66,6 +66,7 @@ struct relay_lane {
 	                          process with the same pid never match ours */
 	unsigned long long seq;
 	char token[256];       /* claimed_by of the current pass */
+	int limit;             /* the next claim's limit (relay/lane.h) */
 };
 
 /* One claimed event during a pass. */
@@ -73,7 +74,7 @@ struct lane_item {
 	const struct outbox_claimed_event *ev; /* borrowed from the claim */
 	struct outbox_mark mark;
 	struct sqs_entry_result result;
-	char id[24];                /* batch entry Id: "e<index>" */
+	char id[24];                /* batch entry Id: "e<index>", unique in the pass */
 	char error[ITEM_ERROR_LEN];
 	bool decided;               /* mark is final before any send */
 };
@@ -81,6 +82,8 @@ struct lane_item {
 void relay_lane_settings_from_cfg(const struct cfg *cfg, struct relay_lane_settings *s)
 {
 	s->batch_size = cfg->relay.batch_size;
+	s->claim_max = cfg->relay.claim_max;
+	s->synchronous_commit = cfg->relay.synchronous_commit != 0;
 	s->retry_base_seconds = cfg->relay.retry_base_seconds;
 	s->retry_max_seconds = cfg->relay.retry_max_seconds;
 	s->claim_lease_seconds = cfg->relay.claim_lease_seconds;
@@ -119,6 +122,9 @@ int relay_lane_new(const char *conninfo, const char *destination, const char *qu
 		l->s.batch_size = 1;
 	if (l->s.batch_size > SQS_MAX_BATCH_ENTRIES)
 		l->s.batch_size = SQS_MAX_BATCH_ENTRIES;
+	if (l->s.claim_max < l->s.batch_size)
+		l->s.claim_max = l->s.batch_size;
+	l->limit = l->s.batch_size;
 	l->pub = pub;
 	l->nonce = random_nonce();
 	*out = l;
@@ -244,6 +250,17 @@ static int lane_connect(struct relay_lane *l)
 		lane_db_failed(l, "could not connect to the database", err);
 		return -1;
 	}
+	/* The lane's statements are a claim (a lease) and result marks: a
+	 * commit lost in a server crash only means an event is sent again,
+	 * which the consumer absorbs (docs/performance.md, "Asynchronous
+	 * commit").  Visibility to other sessions is unchanged. */
+	if (!l->s.synchronous_commit &&
+	    db_exec(l->conn, "SET synchronous_commit = off", err, sizeof(err)) < 0) {
+		lane_db_failed(l, "could not set synchronous_commit", err);
+		PQfinish(l->conn); /* not counted up yet; the next pass starts over */
+		l->conn = NULL;
+		return -1;
+	}
 	metrics_gauge_add(METRIC_LANES_UP, l->destination, 1);
 	if (l->db_down)
 		log_info("reconnected to the database dest=%s", l->destination);
@@ -305,35 +322,30 @@ static void item_apply(struct lane_item *it, int request_rc, const struct aws_re
 	}
 }
 
-/* Sends items[idx[0..n)] as one request. */
-static void send_chunk(struct relay_lane *l, struct lane_item *items, const size_t *idx,
-                       size_t n, struct relay_pass_stats *st)
-{
-	struct sqs_send_entry entries[SQS_MAX_BATCH_ENTRIES] = {{0}};
-	struct sqs_entry_result results[SQS_MAX_BATCH_ENTRIES];
-	struct aws_result req;
-	int rc;
+/* One SendMessageBatch of a pass: which items, and their answers. */
+struct lane_chunk {
+	size_t first;  /* index into the pass's chunk item list */
+	size_t n;
+};
 
-	for (size_t k = 0; k < n; k++) {
-		const struct lane_item *it = &items[idx[k]];
-		entries[k] = (struct sqs_send_entry){it->id, it->ev->body, it->ev->body_len,
-		                                     it->ev->traceparent};
-	}
-	rc = publisher_send_batch(l->pub, l->queue_url, entries, n, results, &req);
+/* Records one request's outcome and turns its answers into marks. */
+static void chunk_done(struct relay_lane *l, struct lane_item *items, const size_t *idx,
+                       const struct sqs_send_batch *b, struct relay_pass_stats *st)
+{
 	st->requests++;
-	metrics_observe(METRIC_PUBLISH_BATCH_SIZE, l->destination, (double)n);
-	if (n > st->max_request_entries)
-		st->max_request_entries = n;
-	if (rc < 0) {
+	metrics_observe(METRIC_PUBLISH_BATCH_SIZE, l->destination, (double)b->n);
+	if (b->n > st->max_request_entries)
+		st->max_request_entries = b->n;
+	if (b->rc < 0) {
 		st->failed_requests++;
-		st->failure_class = req.klass;
-		snprintf(st->failure_code, sizeof(st->failure_code), "%s", req.code);
+		st->failure_class = b->res.klass;
+		snprintf(st->failure_code, sizeof(st->failure_code), "%s", b->res.code);
 	}
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < b->n; k++) {
 		struct lane_item *it = &items[idx[k]];
-		if (rc == 0)
-			it->result = results[k];
-		item_apply(it, rc, &req);
+		if (b->rc == 0)
+			it->result = b->results[k];
+		item_apply(it, b->rc, &b->res);
 		metrics_add(it->mark.outcome == OUTBOX_OUTCOME_DEAD ? METRIC_SEND_FAILED_PERMANENT
 		                                                    : METRIC_SEND_FAILED_TRANSIENT,
 		            l->destination, it->mark.outcome != OUTBOX_OUTCOME_PUBLISHED);
@@ -341,31 +353,67 @@ static void send_chunk(struct relay_lane *l, struct lane_item *items, const size
 }
 
 /*
- * Groups the sendable items into requests of at most 10 entries and
- * SQS_MAX_BATCH_BYTES, in claim order: a claim of large bodies becomes
- * several requests instead of one that SQS would refuse.
+ * Splits the sendable items, in claim order, into requests of at most
+ * batch_size entries and SQS_MAX_BATCH_BYTES (a claim of large bodies
+ * becomes more requests instead of one SQS would refuse).  idx gets the
+ * items' indexes request after request; returns the number of requests.
  */
-static void send_items(struct relay_lane *l, struct lane_item *items, size_t n,
-                       struct relay_pass_stats *st)
+static size_t plan_chunks(const struct relay_lane *l, const struct lane_item *items, size_t n,
+                          size_t *idx, struct lane_chunk *chunks)
 {
-	size_t idx[SQS_MAX_BATCH_ENTRIES];
-	size_t k = 0;
-	size_t bytes = 0;
+	size_t n_chunks = 0, k = 0, bytes = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].decided)
 			continue;
-		if (k > 0 && (k == SQS_MAX_BATCH_ENTRIES ||
-		              bytes + items[i].ev->body_len > SQS_MAX_BATCH_BYTES)) {
-			send_chunk(l, items, idx, k, st);
-			k = 0;
+		if (n_chunks == 0 || chunks[n_chunks - 1].n == (size_t)l->s.batch_size ||
+		    bytes + items[i].ev->body_len > SQS_MAX_BATCH_BYTES) {
+			chunks[n_chunks++] = (struct lane_chunk){k, 0};
 			bytes = 0;
 		}
 		idx[k++] = i;
+		chunks[n_chunks - 1].n++;
 		bytes += items[i].ev->body_len;
 	}
-	if (k > 0)
-		send_chunk(l, items, idx, k, st);
+	return n_chunks;
+}
+
+/* Sends every sendable item, the requests as concurrently as the
+ * publisher allows.  Returns 0, or -1 when out of memory (nothing sent). */
+static int send_items(struct relay_lane *l, struct lane_item *items, size_t n,
+                      struct relay_pass_stats *st)
+{
+	size_t *idx = calloc(n, sizeof(*idx));
+	struct lane_chunk *chunks = calloc(n, sizeof(*chunks));
+	struct sqs_send_entry *entries = calloc(n, sizeof(*entries));
+	struct sqs_entry_result *results = calloc(n, sizeof(*results));
+	struct sqs_send_batch *b = calloc(n, sizeof(*b));
+	size_t n_chunks;
+	int rc = -1;
+
+	if (idx == NULL || chunks == NULL || entries == NULL || results == NULL || b == NULL)
+		goto out;
+	n_chunks = plan_chunks(l, items, n, idx, chunks);
+	for (size_t c = 0; c < n_chunks; c++) {
+		for (size_t k = chunks[c].first; k < chunks[c].first + chunks[c].n; k++) {
+			const struct lane_item *it = &items[idx[k]];
+			entries[k] = (struct sqs_send_entry){it->id, it->ev->body, it->ev->body_len,
+			                                     it->ev->traceparent};
+		}
+		b[c] = (struct sqs_send_batch){.entries = entries + chunks[c].first, .n = chunks[c].n,
+		                               .results = results + chunks[c].first};
+	}
+	publisher_send_batches(l->pub, l->queue_url, b, n_chunks);
+	for (size_t c = 0; c < n_chunks; c++)
+		chunk_done(l, items, idx + chunks[c].first, &b[c], st);
+	rc = 0;
+out:
+	free(idx);
+	free(chunks);
+	free(entries);
+	free(results);
+	free(b);
+	return rc;
 }
 
 static void count_outcomes(const struct relay_lane *l, const struct lane_item *items,
@@ -394,14 +442,21 @@ static void count_outcomes(const struct relay_lane *l, const struct lane_item *i
 static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
                        struct relay_pass_stats *st)
 {
-	struct outbox_mark marks[SQS_MAX_BATCH_ENTRIES];
+	struct outbox_mark *marks = calloc(n, sizeof(*marks));
 	struct outbox_mark_stats ms;
 	char err[LANE_ERR_LEN];
+	int rc;
 
+	if (marks == NULL) {
+		lane_db_failed(l, record_what, "out of memory");
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++)
 		marks[i] = items[i].mark;
-	if (outbox_store_mark(l->conn, l->token, marks, n, l->s.retry_base_seconds,
-	                      l->s.retry_max_seconds, &ms, err, sizeof(err)) < 0) {
+	rc = outbox_store_mark(l->conn, l->token, marks, n, l->s.retry_base_seconds,
+	                       l->s.retry_max_seconds, &ms, err, sizeof(err));
+	free(marks);
+	if (rc < 0) {
 		lane_db_failed(l, record_what, err);
 		return -1;
 	}
@@ -417,9 +472,19 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 	return 0;
 }
 
+/* The next claim's limit: doubling while claims come back full (a
+ * backlog), halving back towards batch_size when they do not. */
+static void adapt_limit(struct relay_lane *l, const struct relay_pass_stats *st)
+{
+	if (st->full)
+		l->limit = l->limit > l->s.claim_max / 2 ? l->s.claim_max : l->limit * 2;
+	else if (l->limit / 2 >= l->s.batch_size && st->claimed < (size_t)l->limit / 2)
+		l->limit /= 2;
+}
+
 int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
 {
-	struct lane_item items[SQS_MAX_BATCH_ENTRIES];
+	struct lane_item *items = NULL;
 	struct outbox_claim claim;
 	char err[LANE_ERR_LEN];
 	int rc = -1;
@@ -431,23 +496,37 @@ int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
 	l->seq++;
 	snprintf(l->token, sizeof(l->token), "%s/%s/%08x.%llu", l->instance_id,
 	         l->destination, l->nonce, l->seq);
-	if (outbox_store_claim(l->conn, l->destination, l->token, l->s.batch_size,
+	st->limit = (size_t)l->limit;
+	if (outbox_store_claim(l->conn, l->destination, l->token, l->limit,
 	                       l->s.claim_lease_seconds, &claim, err, sizeof(err)) < 0) {
 		lane_db_failed(l, claim_what, err);
 		goto out;
 	}
 	lane_stmt_ok(l, claim_what);
 	st->claimed = claim.n;
-	st->full = claim.n >= (size_t)l->s.batch_size;
+	st->full = claim.n >= (size_t)l->limit;
+	adapt_limit(l, st);
 	rc = 0;
 	if (claim.n == 0)
 		goto out;
 	FAULT_POINT("relay.after_claim");
+	items = calloc(claim.n, sizeof(*items));
+	if (items == NULL) {
+		/* Nothing sent: the events are claimed again once the lease ends. */
+		log_warning("out of memory sending %zu events dest=%s", claim.n, l->destination);
+		rc = -1;
+		goto out;
+	}
 	items_prepare(items, &claim);
-	send_items(l, items, claim.n, st);
+	if (send_items(l, items, claim.n, st) < 0) {
+		log_warning("out of memory sending %zu events dest=%s", claim.n, l->destination);
+		rc = -1;
+		goto out;
+	}
 	FAULT_POINT("relay.after_send");
 	rc = lane_record(l, items, claim.n, st);
 out:
+	free(items);
 	outbox_store_claim_free(&claim);
 	return rc;
 }

@@ -14,11 +14,14 @@
  *   do relay_lane_pass(lane, &st); while (st.claimed > 0);
  *   relay_lane_free(lane); publisher_free(pub);
  *
- * A pass is: claim up to batch_size due NEW events of the destination in
- * one statement (committed: FAULT_POINT "relay.after_claim"), send them in
- * as few SendMessageBatch requests as the 10-entry / 1 MiB limits allow
- * (FAULT_POINT "relay.after_send" once every request returned), then apply
- * every result in one statement.  docs/relay.md has the details.
+ * A pass is: claim due NEW events of the destination in one statement
+ * (committed: FAULT_POINT "relay.after_claim"), send them in as few
+ * SendMessageBatch requests as the batch_size / 1 MiB limits allow, as
+ * many at once as the publisher's concurrency does (FAULT_POINT
+ * "relay.after_send" once every request returned), then apply every
+ * result in one statement.  The claim's limit adapts to the backlog: it
+ * starts at batch_size, doubles after a full claim up to claim_max and
+ * halves back after one that was not.  docs/relay.md has the details.
  *
  * A lane is not thread-safe: one thread drives it at a time.
  */
@@ -37,7 +40,9 @@ struct relay_lane;
 
 /* The [relay] settings a pass uses (see docs/configuration.md). */
 struct relay_lane_settings {
-	int batch_size;          /* events per claim; clamped to 1..10 */
+	int batch_size;          /* events per SendMessageBatch; clamped to 1..10 */
+	int claim_max;           /* most events per claim (>= batch_size) */
+	bool synchronous_commit; /* false: the lane's statements skip the WAL flush wait */
 	int retry_base_seconds;  /* transient failure: base * 2^attempts ... */
 	int retry_max_seconds;   /* ... capped at this */
 	int claim_lease_seconds; /* how long a claim keeps other relays away */
@@ -58,7 +63,8 @@ struct relay_pass_stats {
 	size_t requests;            /* SendMessageBatch requests made */
 	size_t max_request_entries; /* entries in the largest request */
 	size_t failed_requests;     /* requests that failed as a whole */
-	bool full;                  /* claimed == batch_size: more may be due now */
+	size_t limit;               /* the claim's limit this pass */
+	bool full;                  /* claimed == limit: more may be due now */
 	/* The last whole-request failure (failed_requests > 0): its class and
 	 * canonical code, e.g. AWS_ERR_PERMANENT "QueueDoesNotExist". */
 	enum aws_error_class failure_class;

@@ -22,6 +22,11 @@ enum publisher_type {
 struct publisher {
 	enum publisher_type type;
 	struct aws_http *sqs; /* owned; PUBLISHER_SQS only */
+	/* PUBLISHER_SQS with a concurrency above 1: one client per request in
+	 * flight (clients[0] is sqs) and the multi handle that drives them. */
+	struct aws_http *clients[AWS_HTTP_MAX_TRANSFERS]; /* [1..n_clients) owned */
+	size_t n_clients;
+	struct aws_http_multi *multi; /* owned */
 	/* PUBLISHER_FAKE only; mutex because tests read while a lane sends. */
 	pthread_mutex_t lock;
 	struct publisher_fake_message *sent; /* owned, n_sent entries */
@@ -53,10 +58,26 @@ static int publisher_alloc(enum publisher_type type, struct publisher **out)
 	return 0;
 }
 
-int publisher_sqs_new(const struct aws_env *env, struct publisher **out)
+/* The clients and multi handle of n requests in flight (n >= 2). */
+static int add_clients(struct publisher *p, const struct aws_env *env, size_t n)
+{
+	if (aws_http_multi_new(n, &p->multi) < 0)
+		return -1;
+	while (p->n_clients < n) {
+		if (aws_http_new(env, AWS_SERVICE_SQS, &p->clients[p->n_clients]) < 0)
+			return -1;
+		p->n_clients++;
+	}
+	return 0;
+}
+
+int publisher_sqs_new_concurrent(const struct aws_env *env, size_t concurrency,
+                                 struct publisher **out)
 {
 	struct publisher *p = NULL;
 
+	if (concurrency > AWS_HTTP_MAX_TRANSFERS)
+		concurrency = AWS_HTTP_MAX_TRANSFERS;
 	if (publisher_alloc(PUBLISHER_SQS, &p) < 0)
 		return -1;
 	if (aws_http_new(env, AWS_SERVICE_SQS, &p->sqs) < 0) {
@@ -64,8 +85,20 @@ int publisher_sqs_new(const struct aws_env *env, struct publisher **out)
 		publisher_free(p);
 		return -1;
 	}
+	p->clients[0] = p->sqs;
+	p->n_clients = 1;
+	if (concurrency > 1 && add_clients(p, env, concurrency) < 0) {
+		log_error("could not create %zu SQS clients", concurrency);
+		publisher_free(p);
+		return -1;
+	}
 	*out = p;
 	return 0;
+}
+
+int publisher_sqs_new(const struct aws_env *env, struct publisher **out)
+{
+	return publisher_sqs_new_concurrent(env, 1, out);
 }
 
 int publisher_null_new(struct publisher **out)
@@ -80,13 +113,19 @@ int publisher_fake_new(struct publisher **out)
 
 int publisher_new(const char *kind, const struct aws_env *env, struct publisher **out)
 {
+	return publisher_new_concurrent(kind, env, 1, out);
+}
+
+int publisher_new_concurrent(const char *kind, const struct aws_env *env, size_t concurrency,
+                             struct publisher **out)
+{
 	*out = NULL;
 	if (strcmp(kind, "sqs") == 0) {
 		if (env == NULL) {
 			log_error("the \"sqs\" publisher needs AWS settings");
 			return -1;
 		}
-		return publisher_sqs_new(env, out);
+		return publisher_sqs_new_concurrent(env, concurrency, out);
 	}
 	if (strcmp(kind, "null") == 0)
 		return publisher_null_new(out);
@@ -213,10 +252,28 @@ int publisher_send_batch(struct publisher *p, const char *queue_url,
 	return local_send(p, queue_url, entries, n, results, res);
 }
 
+void publisher_send_batches(struct publisher *p, const char *queue_url,
+                            struct sqs_send_batch *b, size_t n)
+{
+	if (p->type == PUBLISHER_SQS && p->multi != NULL) {
+		for (size_t i = 0; i < n; i += p->n_clients) {
+			size_t k = n - i < p->n_clients ? n - i : p->n_clients;
+			sqs_send_message_batches(p->multi, p->clients, queue_url, b + i, k);
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		b[i].rc = publisher_send_batch(p, queue_url, b[i].entries, b[i].n, b[i].results,
+		                               &b[i].res);
+}
+
 void publisher_free(struct publisher *p)
 {
 	if (p == NULL)
 		return;
+	for (size_t i = 1; i < p->n_clients; i++)
+		aws_http_free(p->clients[i]);
+	aws_http_multi_free(p->multi);
 	aws_http_free(p->sqs);
 	for (size_t i = 0; i < p->n_sent; i++) {
 		free(p->sent[i].queue_url);

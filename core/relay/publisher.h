@@ -37,6 +37,15 @@ struct publisher;
  */
 int publisher_sqs_new(const struct aws_env *env, struct publisher **out) OUTBOX_MUSTCHECK;
 
+/*
+ * An SQS publisher that keeps up to concurrency requests in flight at once
+ * in publisher_send_batches() (at most AWS_HTTP_MAX_TRANSFERS): one client
+ * and connection each, driven by one libcurl multi handle.
+ * publisher_sqs_new() is this with 1.
+ */
+int publisher_sqs_new_concurrent(const struct aws_env *env, size_t concurrency,
+                                 struct publisher **out) OUTBOX_MUSTCHECK;
+
 /* The null and fake publishers; -1 only when out of memory. */
 int publisher_null_new(struct publisher **out) OUTBOX_MUSTCHECK;
 int publisher_fake_new(struct publisher **out) OUTBOX_MUSTCHECK;
@@ -48,6 +57,10 @@ int publisher_fake_new(struct publisher **out) OUTBOX_MUSTCHECK;
  */
 int publisher_new(const char *kind, const struct aws_env *env,
                   struct publisher **out) OUTBOX_MUSTCHECK;
+/* publisher_new() with the concurrency of publisher_sqs_new_concurrent()
+ * (ignored by "null" and "fake"). */
+int publisher_new_concurrent(const char *kind, const struct aws_env *env, size_t concurrency,
+                             struct publisher **out) OUTBOX_MUSTCHECK;
 
 /* "sqs", "null" or "fake"; static storage. */
 const char *publisher_kind(const struct publisher *p);
@@ -62,6 +75,15 @@ int publisher_send_batch(struct publisher *p, const char *queue_url,
                          const struct sqs_send_entry *entries, size_t n,
                          struct sqs_entry_result *results,
                          struct aws_result *res) OUTBOX_MUSTCHECK;
+
+/*
+ * Sends n batches (each 1..SQS_MAX_BATCH_ENTRIES entries), as many at once
+ * as the concurrency allows; the null and fake publishers send them one
+ * after the other.  Every b[i] ends as publisher_send_batch() would have
+ * (b[i].rc, b[i].res, b[i].results).  All borrowed.
+ */
+void publisher_send_batches(struct publisher *p, const char *queue_url,
+                            struct sqs_send_batch *b, size_t n);
 
 /* NULL is a no-op. */
 void publisher_free(struct publisher *p);

@@ -4,11 +4,11 @@
  * relay/relay.c: the relay's threads: one per destination lane, plus the
  * listener (relay/listener.c).  The pass itself is in relay/lane.c.
  *
- * A lane loops: pass; if the claim was full, pass again at once; if it
- * claimed more than one event but not a full batch (events are arriving
- * faster than one at a time), linger RELAY_LINGER_MS and pass again, so
- * the next SendMessageBatch is fuller; else sleep until woken by a
- * notification or poll_interval_ms.  A database
+ * A lane loops: pass; if the claim was full, pass again at once (the
+ * claim's limit grows meanwhile, relay/lane.h); if it was not, but events
+ * arrive fast enough that a full SendMessageBatch comes within
+ * [relay] linger_max_ms, linger that long and pass again (relay_linger_ms());
+ * else sleep until woken by a notification or poll_interval_ms.  A database
  * failure sleeps relay_reconnect_delay_ms(); a request that failed as a
  * whole sleeps the lane's own backoff (relay_backoff_ms()), which ignores
  * notifications: a failing queue must not be hammered, and the lane's
@@ -31,11 +31,8 @@
 #include "relay/backoff.h"
 #include "relay/listener.h"
 
-/* The linger after a partial multi-event pass: a few milliseconds of
- * latency under load for fuller batches (fewer SQS requests and relay
- * statements per event; docs/performance.md).  A single-event pass (light
- * load) never lingers, so latency at low rates is unchanged. */
-#define RELAY_LINGER_MS 5
+/* Weight of the newest pass in the lane's arrival-rate estimate. */
+#define RELAY_RATE_WEIGHT 0.5
 
 struct relay_thread {
 	struct relay *r;                     /* back pointer */
@@ -50,6 +47,8 @@ struct relay_thread {
 	bool woken;                          /* under mu */
 	int db_failures;
 	int send_failures;
+	double rate;                         /* events per ms, smoothed (relay_linger_ms) */
+	int64_t last_pass_ms;                /* CLOCK_MONOTONIC start of the last pass */
 };
 
 struct relay {
@@ -125,12 +124,41 @@ static void lane_send_failed(struct relay_thread *t, const struct relay_pass_sta
 	lane_sleep(t, ms, false);
 }
 
+/*
+ * How long to linger after a pass that claimed some events but not a full
+ * claim: the time a full SendMessageBatch (batch_size events) takes to
+ * arrive at the smoothed rate, when that is at most linger_max_ms; else 0
+ * (sleep until notified).  So at low rates, where waiting would not fill
+ * a batch, a lane never waits and latency is unchanged; under load every
+ * request and statement carries a full batch (docs/performance.md,
+ * "Batches").  A single event is no evidence of load: no linger.
+ */
+static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stats *st,
+                            int64_t started_ms)
+{
+	const struct cfg *cfg = t->r->cfg;
+	double elapsed = (double)(started_ms - t->last_pass_ms);
+	double fill_ms;
+
+	if (elapsed < 1)
+		elapsed = 1;
+	t->rate = t->rate * (1 - RELAY_RATE_WEIGHT) + RELAY_RATE_WEIGHT * (double)st->claimed / elapsed;
+	t->last_pass_ms = started_ms;
+	if (cfg->relay.linger_max_ms <= 0 || st->claimed < 2 || t->rate <= 0)
+		return 0;
+	fill_ms = (double)cfg->relay.batch_size / t->rate;
+	return fill_ms <= cfg->relay.linger_max_ms ? (long)fill_ms + 1 : 0;
+}
+
 static void *lane_main(void *arg)
 {
 	struct relay_thread *t = arg;
 	struct relay_pass_stats st;
 
 	while (!relay_stopping(t->r)) {
+		int64_t started_ms = now_ms();
+		long linger;
+
 		metrics_progress(METRIC_THREAD_LANE, t->dest->name);
 		if (relay_lane_pass(t->lane, &st) < 0) {
 			t->db_failures++;
@@ -146,10 +174,13 @@ static void *lane_main(void *arg)
 			log_info("sends to the queue work again dest=%s", t->dest->name);
 			t->send_failures = 0;
 		}
-		if (st.full)
+		if (st.full) {
+			t->last_pass_ms = started_ms;
 			continue;
-		if (st.claimed > 1) {
-			lane_sleep(t, RELAY_LINGER_MS, false);
+		}
+		linger = st.claimed > 0 ? relay_linger_ms(t, &st, started_ms) : 0;
+		if (linger > 0) {
+			lane_sleep(t, linger, false);
 			continue;
 		}
 		lane_sleep(t, t->r->cfg->relay.poll_interval_ms, true);
@@ -180,7 +211,8 @@ static int lane_init(struct relay *r, struct relay_thread *t,
 	}
 	pthread_condattr_destroy(&ca);
 	t->sync_ready = true;
-	if (publisher_new(kind, &r->env, &t->pub) < 0)
+	if (publisher_new_concurrent(kind, &r->env, (size_t)r->cfg->relay.send_concurrency,
+	                             &t->pub) < 0)
 		return -1;
 	relay_lane_settings_from_cfg(r->cfg, &s);
 	if (relay_lane_new(r->cfg->database.conninfo, d->name, d->queue_url, instance_id, &s,

@@ -128,7 +128,9 @@ static size_t receive_all(const char *url, size_t want, json_t *bodies)
 
 static struct relay_lane *make_lane(const char *dest, const char *url, struct publisher *pub)
 {
-	const struct relay_lane_settings s = {10, 1, 4, 30};
+	const struct relay_lane_settings s = {.batch_size = 10, .claim_max = 10, .synchronous_commit = true,
+	                                     .retry_base_seconds = 1, .retry_max_seconds = 4,
+	                                     .claim_lease_seconds = 30};
 	struct relay_lane *lane = NULL;
 
 	assert_int_equal(relay_lane_new(fx.conninfo, dest, url, "test:1", &s, pub, &lane), 0);
@@ -237,6 +239,65 @@ static void test_drain_in_batches(void **state)
 	/* The idle pass: nothing claimed, nothing sent. */
 	assert_int_equal(st.requests, 0);
 	assert_int_equal(receive_all(url, 100, NULL), 100);
+	relay_lane_free(lane);
+	publisher_free(pub);
+	free(url);
+}
+
+/*
+ * 3b: a claim larger than SQS's ten: the limit doubles while claims come
+ * back full (10, 20, 40, 80, 80 ...), each claim goes out as requests of
+ * ten sent four at a time, every event arrives exactly once, and the
+ * limit falls back once the backlog is gone.
+ */
+static void test_large_claims_sent_concurrently(void **state)
+{
+	const struct relay_lane_settings s = {.batch_size = 10, .claim_max = 80,
+	                                     .retry_base_seconds = 1, .retry_max_seconds = 4,
+	                                     .claim_lease_seconds = 30};
+	char *url = make_queue("wide");
+	struct aws_env env;
+	struct publisher *pub = NULL;
+	struct relay_lane *lane = NULL;
+	struct relay_pass_stats st;
+	const size_t want_limits[] = {10, 20, 40, 80, 80, 80};
+	size_t passes = 0, published = 0, requests = 0;
+	json_t *bodies = json_array();
+
+	(void)state;
+	assert_int_equal(aws_env_load(&env, NULL, fx.endpoint, fx.endpoint), 0);
+	assert_int_equal(publisher_sqs_new_concurrent(&env, 4, &pub), 0);
+	aws_env_free(&env);
+	assert_int_equal(relay_lane_new(fx.conninfo, "wide", url, "test:1", &s, pub, &lane), 0);
+	insert_events("wide", "wide", 300, 0);
+	for (;;) {
+		assert_int_equal(relay_lane_pass(lane, &st), 0);
+		if (st.claimed == 0)
+			break;
+		if (passes < sizeof(want_limits) / sizeof(want_limits[0]))
+			assert_int_equal(st.limit, want_limits[passes]);
+		assert_int_equal(st.failed_requests, 0);
+		assert_int_equal(st.requests, (st.claimed + 9) / 10);
+		assert_true(st.max_request_entries <= 10);
+		published += st.published;
+		requests += st.requests;
+		assert_true(++passes <= 20);
+	}
+	assert_int_equal(published, 300);
+	assert_int_equal(requests, 30);
+	/* The backlog is gone: the claims shrink again. */
+	assert_int_equal(relay_lane_pass(lane, &st), 0);
+	assert_int_equal(st.limit, 40);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events WHERE destination"
+	                             " = '%s' AND status = 'PUBLISHED' AND sqs_message_id IS NOT NULL",
+	                             "wide"), 300);
+	assert_int_equal(receive_all(url, 300, bodies), 300);
+	char *text = json_dumps(bodies, JSON_COMPACT);
+	assert_int_equal(count_where("SELECT count(DISTINCT e.event_id) FROM outbox.outbox_events e,"
+	                             " jsonb_array_elements_text('%s'::jsonb) b WHERE e.body = b",
+	                             text), 300);
+	free(text);
+	json_decref(bodies);
 	relay_lane_free(lane);
 	publisher_free(pub);
 	free(url);
@@ -582,6 +643,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_before_send),
 		cmocka_unit_test(test_drain_in_batches),
+		cmocka_unit_test(test_large_claims_sent_concurrently),
 		cmocka_unit_test(test_oversize_and_split),
 		cmocka_unit_test(test_lost_claim),
 		cmocka_unit_test(test_unknown_destination_sweep),
