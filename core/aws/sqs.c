@@ -659,6 +659,34 @@ int sqs_receive_message(struct aws_http *c, const char *queue_url,
 	return 0;
 }
 
+int sqs_messages_join(struct sqs_messages *into, struct sqs_messages *more)
+{
+	struct sqs_message *items;
+	json_t *roots;
+
+	if (more->n == 0) {
+		sqs_messages_free(more);
+		return 0;
+	}
+	items = realloc(into->items, (into->n + more->n) * sizeof(*items));
+	if (items == NULL)
+		return -1;
+	into->items = items;
+	/* Both answers stay alive under one root: the items point into them. */
+	roots = json_array();
+	if (roots == NULL || (into->root != NULL && json_array_append(roots, into->root) < 0) ||
+	    (more->root != NULL && json_array_append(roots, more->root) < 0)) {
+		json_decref(roots);
+		return -1;
+	}
+	memcpy(into->items + into->n, more->items, more->n * sizeof(*items));
+	into->n += more->n;
+	json_decref(into->root);
+	into->root = roots;
+	sqs_messages_free(more);
+	return 0;
+}
+
 void sqs_messages_free(struct sqs_messages *m)
 {
 	free(m->items);

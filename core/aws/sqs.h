@@ -134,6 +134,12 @@ struct sqs_messages {
 int sqs_receive_message(struct aws_http *c, const char *queue_url,
                         const struct sqs_receive_options *opts, struct sqs_messages *out,
                         struct aws_result *res) OUTBOX_MUSTCHECK;
+/*
+ * Appends the messages of more to into (the items keep pointing into their
+ * own answers, which into now owns) and frees more.  Returns 0, or -1 when
+ * out of memory: then both are unchanged and still the caller's.
+ */
+int sqs_messages_join(struct sqs_messages *into, struct sqs_messages *more) OUTBOX_MUSTCHECK;
 void sqs_messages_free(struct sqs_messages *m);
 
 /* The String message attribute "traceparent" of m (borrowed), or NULL. */

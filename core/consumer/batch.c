@@ -50,12 +50,20 @@ struct bjob {
 
 struct batch {
 	struct consumer_worker *w;
-	struct bjob j[SQS_MAX_BATCH_ENTRIES];
+	struct bjob *j;         /* owned; n entries, at most [consumer] claim_max */
 	size_t n;
-	/* job_ids of the runs that returned, in order (borrowed from j[]) */
-	const char *returned[SQS_MAX_BATCH_ENTRIES];
+	/* job_ids of the runs that returned, in order (borrowed from j[]);
+	 * owned array of n slots */
+	const char **returned;
 	size_t n_returned;
 };
+
+/* n zeroed elements of size each for a batch's scratch arrays; NULL when
+ * out of memory (n may be 0: then one element, so NULL means only OOM). */
+static void *scratch(size_t n, size_t size)
+{
+	return calloc(n > 0 ? n : 1, size);
+}
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
 {
@@ -69,7 +77,16 @@ static size_t choose(struct batch *b, const struct sqs_messages *msgs)
 	char why[256];
 	size_t n = 0;
 
-	b->n = msgs->n < SQS_MAX_BATCH_ENTRIES ? msgs->n : SQS_MAX_BATCH_ENTRIES;
+	size_t max = (size_t)b->w->c->cfg->consumer.claim_max;
+
+	b->n = msgs->n < max ? msgs->n : max;
+	b->j = scratch(b->n, sizeof(*b->j));
+	b->returned = scratch(b->n, sizeof(*b->returned));
+	if (b->j == NULL || b->returned == NULL) {
+		/* Out of memory: every message goes to the per-message rules. */
+		b->n = 0;
+		return 0;
+	}
 	for (size_t i = 0; i < b->n; i++) {
 		struct bjob *j = &b->j[i];
 
@@ -102,12 +119,15 @@ static void won(struct batch *b, struct bjob *j)
 	j->claimed_ms = now_ms();
 }
 
-/* The receipt handles of the messages left to the per-message rules. */
-static size_t rest_handles(const struct batch *b, const char **handles)
+/* The receipt handles of the messages left to the per-message rules, at
+ * most max (a heartbeat slot keeps SQS_MAX_BATCH_ENTRIES messages fresh;
+ * one left out may come back visible early, and its next delivery is
+ * decided by its claim like any other). */
+static size_t rest_handles(const struct batch *b, const char **handles, size_t max)
 {
 	size_t n = 0;
 
-	for (size_t k = 0; k < b->n; k++) {
+	for (size_t k = 0; k < b->n && n < max; k++) {
 		if (b->j[k].rest)
 			handles[n++] = b->j[k].m->receipt_handle;
 	}
@@ -133,7 +153,7 @@ static void begin_heartbeats(struct batch *b)
 		if (!b->j[i].won)
 			continue;
 		if (first)
-			hj.n_handles = rest_handles(b, handles + 1) + 1;
+			hj.n_handles = rest_handles(b, handles + 1, SQS_MAX_BATCH_ENTRIES - 1) + 1;
 		handles[0] = b->j[i].m->receipt_handle;
 		b->j[i].carrier = first;
 		first = false;
@@ -156,7 +176,7 @@ static enum heartbeat_outcome end_slot(struct batch *b, struct bjob *j)
 	if (!j->carrier)
 		return out;
 	j->carrier = false;
-	n = rest_handles(b, handles);
+	n = rest_handles(b, handles, SQS_MAX_BATCH_ENTRIES);
 	for (size_t k = 0; n > 0 && k < b->n; k++) {
 		if (b->j[k].won && heartbeat_outcome(hb, slot_of(b, &b->j[k])) == HEARTBEAT_KEPT) {
 			b->j[k].carrier = true;
@@ -171,14 +191,18 @@ static enum heartbeat_outcome end_slot(struct batch *b, struct bjob *j)
 static int claim(struct batch *b)
 {
 	struct consumer_worker *w = b->w;
-	struct ledger_batch_req reqs[SQS_MAX_BATCH_ENTRIES];
-	struct ledger_claim claims[SQS_MAX_BATCH_ENTRIES];
-	char *payloads[SQS_MAX_BATCH_ENTRIES];
-	bool got[SQS_MAX_BATCH_ENTRIES];
-	size_t idx[SQS_MAX_BATCH_ENTRIES], n = 0;
+	struct ledger_batch_req *reqs = scratch(b->n, sizeof(*reqs));
+	struct ledger_claim *claims = scratch(b->n, sizeof(*claims));
+	char **payloads = scratch(b->n, sizeof(*payloads));
+	bool *got = scratch(b->n, sizeof(*got));
+	size_t *idx = scratch(b->n, sizeof(*idx)), n = 0;
 	char err[512];
-	int rc;
+	int rc = -1;
 
+	if (reqs == NULL || claims == NULL || payloads == NULL || got == NULL || idx == NULL) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < b->n; i++) {
 		if (!b->j[i].candidate)
 			continue;
@@ -189,6 +213,7 @@ static int claim(struct batch *b)
 	rc = ledger_claim_batch(w->conn, reqs, n, w->dest->name, w->claimed_by,
 	                        w->c->cfg->consumer.lease_seconds, claims, payloads, got,
 	                        err, sizeof(err));
+out:
 	for (size_t k = 0; k < n; k++) {
 		struct bjob *j = &b->j[idx[k]];
 
@@ -210,6 +235,11 @@ static int claim(struct batch *b)
 		            w->dest->name);
 		consumer_worker_db_failed(w);
 	}
+	free(reqs);
+	free(claims);
+	free(payloads);
+	free(got);
+	free(idx);
 	begin_heartbeats(b);
 	return rc;
 }
@@ -443,15 +473,19 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, stru
                        size_t *n_ok, struct bjob **no, size_t *n_no, char *err, size_t errlen)
 {
 	struct consumer_worker *w = b->w;
-	const struct ledger_claim *claims[SQS_MAX_BATCH_ENTRIES];
-	bool held[SQS_MAX_BATCH_ENTRIES];
+	const struct ledger_claim **claims = scratch(n, sizeof(*claims));
+	bool *held = scratch(n, sizeof(*held));
 	char cerr[MSG_LEN];
-	int rc;
+	int rc = -1;
 
+	if (claims == NULL || held == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	for (size_t k = 0; k < n; k++)
 		claims[k] = &todo[k]->claim;
 	if (ledger_lock_claims(w->conn, claims, n, held, err, errlen) < 0)
-		return -1;
+		goto out;
 	for (size_t k = 0; k < n; k++) {
 		if (!held[k]) {
 			todo[k]->lost = true;
@@ -463,7 +497,7 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, stru
 		rc = commit_one(b, todo[k], cerr, sizeof(cerr));
 		if (rc < 0) {
 			snprintf(err, errlen, "%s", cerr);
-			return -1;
+			goto out;
 		}
 		if (rc == OUTBOX_OK) {
 			claims[(*n_ok)] = &todo[k]->claim;
@@ -475,12 +509,17 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, stru
 		snprintf(todo[k]->msg, sizeof(todo[k]->msg), "%s", cerr);
 		no[(*n_no)++] = todo[k];
 	}
+	rc = 0;
 	if (*n_ok == 0)
-		return 0;
+		goto out;
 	rc = ledger_succeed_batch(w->conn, claims, *n_ok, err, errlen);
 	if (rc >= 0 && rc != (int)*n_ok)
 		snprintf(err, errlen, "the success CAS changed %d of %zu locked rows", rc, *n_ok);
-	return rc == (int)*n_ok ? 0 : -1;
+	rc = rc == (int)*n_ok ? 0 : -1;
+out:
+	free(claims);
+	free(held);
+	return rc;
 }
 
 /* After a failed completion transaction rolled back: each job not lost
@@ -503,15 +542,20 @@ static void retry_rolled_back(struct batch *b, struct bjob *const *todo, size_t 
 static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 {
 	struct consumer_worker *w = b->w;
-	struct bjob *ok[SQS_MAX_BATCH_ENTRIES], *no[SQS_MAX_BATCH_ENTRIES];
+	struct bjob **ok = scratch(n, sizeof(*ok)), **no = scratch(n, sizeof(*no));
 	size_t n_ok = 0, n_no = 0;
 	char err[MSG_LEN], rerr[256];
 
+	if (ok == NULL || no == NULL) {
+		log_warning("out of memory completing %zu job(s); they are retried when their"
+		            " leases expire dest=%s", n, w->dest->name);
+		goto out;
+	}
 	if (consumer_worker_ensure(w) < 0 || consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
 		log_warning("could not begin the completion of %zu job(s); they are retried when"
 		            " their leases expire dest=%s", n, w->dest->name);
 		consumer_worker_db_failed(w);
-		return;
+		goto out;
 	}
 	if (complete_tx(b, todo, n, ok, &n_ok, no, &n_no, err, sizeof(err)) < 0) {
 		log_warning("could not record the completion of %zu job(s): %s dest=%s", n, err,
@@ -527,7 +571,7 @@ static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 			retry_rolled_back(b, todo, n, err);
 		}
 		refused(b, no, n_no);
-		return;
+		goto out;
 	}
 	FAULT_POINT("consumer.in_commit");
 	if (consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
@@ -535,20 +579,26 @@ static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 		          " their leases expire: %s dest=%s", n, err, w->dest->name);
 		consumer_worker_db_failed(w);
 		refused(b, no, n_no);
-		return;
+		goto out;
 	}
 	succeeded(b, ok, n_ok);
 	refused(b, no, n_no);
+out:
+	free(ok);
+	free(no);
 }
 
 /* Stops each executed job's heartbeat and records its verdict. */
 static void complete_all(struct batch *b)
 {
 	struct consumer_worker *w = b->w;
-	struct bjob *ok[SQS_MAX_BATCH_ENTRIES];
+	struct bjob **ok = scratch(b->n, sizeof(*ok));
 	size_t n = 0;
 
-	if (consumer_worker_ensure(w) < 0)
+	if (ok == NULL)
+		log_warning("out of memory completing a batch; its jobs are retried when their"
+		            " leases expire dest=%s", w->dest->name);
+	else if (consumer_worker_ensure(w) < 0)
 		log_warning("no database connection to record the batch's verdicts; they are"
 		            " retried when their leases expire dest=%s", w->dest->name);
 	for (size_t i = 0; i < b->n; i++) {
@@ -560,7 +610,7 @@ static void complete_all(struct batch *b)
 		if (end_slot(b, j) == HEARTBEAT_RELEASED)
 			log_warning("handler finished after its claim was released; result discarded"
 			            " job_id=%s", j->claim.job_id);
-		else if (w->conn == NULL)
+		else if (w->conn == NULL || ok == NULL)
 			continue; /* CLAIMED until its lease expires */
 		else if (j->v == OUTBOX_OK)
 			ok[n++] = j;
@@ -573,6 +623,7 @@ static void complete_all(struct batch *b)
 	}
 	if (n > 0)
 		complete_ok(b, ok, n);
+	free(ok);
 }
 
 /* The rest messages after message i: the per-message heartbeat of i keeps
@@ -581,7 +632,7 @@ static void complete_all(struct batch *b)
 static void set_waiting(struct batch *b, size_t i)
 {
 	b->w->n_waiting = 0;
-	for (size_t k = i + 1; k < b->n; k++) {
+	for (size_t k = i + 1; k < b->n && b->w->n_waiting < SQS_MAX_BATCH_ENTRIES; k++) {
 		if (b->j[k].rest)
 			b->w->waiting[b->w->n_waiting++] = b->j[k].m->receipt_handle;
 	}
@@ -602,7 +653,8 @@ static void process_rest(struct batch *b)
 	b->w->n_waiting = 0;
 }
 
-static void free_batch(struct batch *b)
+/* Frees what the jobs hold; the array itself stays for process_rest(). */
+static void free_jobs(struct batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		json_decref(b->j[i].output);
@@ -646,8 +698,10 @@ void consumer_batch_process(struct consumer_worker *w, const struct sqs_messages
 		for (size_t i = 0; i < b.n; i++)
 			b.j[i].rest = true;
 	}
-	free_batch(&b);
+	free_jobs(&b);
 	process_rest(&b);
+	free(b.j);
+	free(b.returned);
 	for (size_t i = b.n; i < msgs->n; i++)
 		consumer_worker_process(w, &msgs->items[i]);
 }

@@ -80,7 +80,7 @@ static void setup_workers(struct consumer *c, struct plugin_instance *const *ins
 
 			w->c = c;
 			w->dest = d;
-			w->slot = k * SQS_MAX_BATCH_ENTRIES; /* one heartbeat slot per batch entry */
+			w->slot = k * (size_t)cfg->consumer.claim_max; /* a heartbeat slot per batch entry */
 			w->receive_lock = &c->receive_locks[i];
 			w->dlq = j == (size_t)cfg->consumer.workers;
 			w->inst = w->dlq ? NULL : instances[i];
@@ -165,7 +165,7 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
 	}
 	if (aws_env_load(&c->env, cfg->aws.region, cfg->aws.endpoint_url, cfg->s3.endpoint_url) < 0)
 		goto fail;
-	if (heartbeat_start(cfg, &c->env, c->n_workers * SQS_MAX_BATCH_ENTRIES, &c->hb) < 0)
+	if (heartbeat_start(cfg, &c->env, c->n_workers * (size_t)cfg->consumer.claim_max, &c->hb) < 0)
 		goto fail;
 	setup_workers(c, instances);
 	if (start_threads(c) < 0) {

@@ -6,7 +6,7 @@
  * One heartbeat per consumer, with two threads: the lease thread (its own
  * database connection) and the visibility thread (its own SQS client, with
  * short timeouts: HEARTBEAT_SQS_TIMEOUT_MS).  Each worker owns
- * SQS_MAX_BATCH_ENTRIES slots, one per claim of its receive batch (from the
+ * [consumer] claim_max slots, one per claim of its batch (from the
  * claim to the start of its completion: running, or waiting to run or to
  * be completed).
  * While a handler runs, every interval (a third of min(lease_seconds,

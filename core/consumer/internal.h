@@ -30,7 +30,7 @@ struct consumer_worker {
 	struct consumer *c;                    /* borrowed: the owner */
 	const struct cfg_destination *dest;    /* borrowed from cfg */
 	struct plugin_instance *inst;          /* borrowed; NULL for a DLQ reader */
-	size_t slot;                           /* first of its SQS_MAX_BATCH_ENTRIES heartbeat slots */
+	size_t slot;                           /* first of its [consumer] claim_max heartbeat slots */
 	bool dlq;                              /* reads dest->dlq_url */
 	char claimed_by[LEDGER_CLAIMED_BY_MAX]; /* unique per worker and process */
 	PGconn *conn;                          /* owned; NULL while disconnected */

@@ -142,8 +142,9 @@ int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation
                         int lease_seconds, struct ledger_claim *out, char **payload,
                         char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
-/* The most messages one batch statement takes (an SQS receive batch). */
-#define LEDGER_BATCH_MAX 10
+/* The most messages one batch statement takes: the bound of
+ * [consumer] claim_max (several SQS receives joined). */
+#define LEDGER_BATCH_MAX 1000
 
 /* One message of a receive batch offered to ledger_claim_batch(). */
 struct ledger_batch_req {

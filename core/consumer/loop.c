@@ -19,6 +19,41 @@
 #include "consumer/pause.h"
 #include "common/metrics.h"
 
+/*
+ * Joins what further receives bring to a full first receive: while every
+ * receive comes back full (a backlog), ask again without waiting, up to
+ * [consumer] claim_max messages and [consumer] linger_max_ms.  A receive
+ * that is not full ends it, so an emptying queue costs at most one more
+ * request, and at low rates nothing changes.  One claim statement and one
+ * completion transaction then cover the whole batch (docs/consumer.md,
+ * "Batches").
+ */
+static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs)
+{
+	const struct cfg *cfg = w->c->cfg;
+	const struct sqs_receive_options now = {SQS_MAX_BATCH_ENTRIES, 0,
+	                                        cfg->consumer.visibility_timeout_seconds};
+	int64_t until = now_ms() + cfg->consumer.linger_max_ms;
+	size_t last = msgs->n;
+
+	while (last == SQS_MAX_BATCH_ENTRIES &&
+	       msgs->n + SQS_MAX_BATCH_ENTRIES <= (size_t)cfg->consumer.claim_max &&
+	       now_ms() < until && !consumer_stopping(w->c)) {
+		struct sqs_messages more = {0};
+		struct aws_result res;
+
+		if (sqs_receive_message(w->sqs, w->dest->queue_url, &now, &more, &res) < 0)
+			return; /* what we have is handled; the next receive logs */
+		last = more.n;
+		if (sqs_messages_join(msgs, &more) < 0) {
+			/* Out of memory: those messages come back after their
+			 * visibility timeout. */
+			sqs_messages_free(&more);
+			return;
+		}
+	}
+}
+
 /* ReceiveMessage with the destination's receive lock held: one poller per
  * queue at a time (the others wait for it, then poll). */
 static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
@@ -37,6 +72,8 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 		pthread_mutex_lock(w->receive_lock);
 	if (!consumer_stopping(w->c))
 		rc = consumer_worker_receive(w, w->dest->queue_url, msgs);
+	if (rc == 0 && w->c->cfg->consumer.linger_max_ms > 0)
+		receive_more(w, msgs);
 	if (w->receive_lock != NULL)
 		pthread_mutex_unlock(w->receive_lock);
 	return rc;
