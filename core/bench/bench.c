@@ -5,7 +5,8 @@
  *
  *   outbox-bench [-c FILE] [--jobs N] [--destinations D] [--workers W]
  *                [--producers P] [--publisher null|sqs] [--offered-rate R]
- *                [--outboxd PATH] [--json]
+ *                [--outboxd PATH] [--json] [--drain] [--allow-non-durable]
+ *                [--baseline-outboxd PATH] [--baseline-settings FILE]
  *
  * Against the database and queue endpoint of FILE, with D destinations
  * handled by the bench_noop plugin:
@@ -19,6 +20,12 @@
  *      SQS requests per job and peak RSS from that daemon;
  *   4. latency (sqs only): a fresh outboxd; jobs offered at R/s (5 s worth,
  *      at most N); commit -> handler start p50/p99.
+ * With --drain, before 3: N jobs committed with nothing running, then the
+ * daemon alone drains them (bench_drain.c).  The producers' rate and p99
+ * commit time alone (the drain's commits, else phase 1's) and in phase 3
+ * are the producer impact.  With --baseline-outboxd/--baseline-settings
+ * the daemon phases run twice, baseline first.  A server whose commits do
+ * not wait for the WAL flush is refused unless --allow-non-durable.
  * With --soak N [--soak-retention S] it runs only the soak of bench_soak.c.
  * Exit codes: 0, 64 usage, 78 configuration, 69 service unavailable, 1.
  */
@@ -74,7 +81,11 @@ static int parse_args(int argc, char **argv, struct bench *b, const char **confi
 		{"outboxd", required_argument, NULL, 'o'}, {"json", no_argument, NULL, 'j'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"soak", required_argument, NULL, 's'},
-		{"soak-retention", required_argument, NULL, 'R'}, {NULL, 0, NULL, 0},
+		{"soak-retention", required_argument, NULL, 'R'},
+		{"drain", no_argument, NULL, 'D'},
+		{"allow-non-durable", no_argument, NULL, 'A'},
+		{"baseline-outboxd", required_argument, NULL, 'B'},
+		{"baseline-settings", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
 	};
 	int opt, rc = 0;
 
@@ -90,6 +101,10 @@ static int parse_args(int argc, char **argv, struct bench *b, const char **confi
 		case 's': rc = int_arg(optarg, 10, 100000000, &b->soak); break;
 		case 'R': rc = int_arg(optarg, 60, 86400, &b->soak_retention); break;
 		case 'j': *json = true; break;
+		case 'D': b->drain = true; break;
+		case 'A': b->allow_non_durable = true; break;
+		case 'B': b->baseline_outboxd = optarg; break;
+		case 'S': b->baseline_settings = optarg; break;
 		case 'p':
 			b->publisher = optarg;
 			rc = strcmp(optarg, "null") == 0 || strcmp(optarg, "sqs") == 0 ? 0 : -1;
@@ -142,6 +157,55 @@ static int setup_queues(struct bench *b)
 	return 0;
 }
 
+/* Decimal text of v into one of the slots of buf. */
+static const char *num(char (*buf)[16], int *used, int v)
+{
+	snprintf(buf[*used], sizeof(buf[0]), "%d", v);
+	return buf[(*used)++];
+}
+
+/* The user's value, or NULL (left out) when it is the default: a daemon
+ * older than the key (--baseline-outboxd) would reject it. */
+static const char *num_unless(char (*buf)[16], int *used, int v, int dflt)
+{
+	return v == dflt ? NULL : num(buf, used, v);
+}
+
+/* [relay] and [consumer]: FILE's settings merged with the variant's. */
+static void write_pipeline(const struct bench *b, FILE *f)
+{
+	const struct cfg *c = b->cfg;
+	const struct bench_settings *over = b->variant != NULL ? b->variant->settings : NULL;
+	char buf[16][16];
+	int used = 0;
+	static const char *const relay_keys[] = {
+		"batch_size", "poll_interval_ms", "retry_base_seconds", "retry_max_seconds",
+		"claim_lease_seconds", "claim_max", "send_concurrency", "linger_max_ms",
+		"synchronous_commit"};
+	const char *relay_values[] = {
+		num(buf, &used, c->relay.batch_size), num(buf, &used, c->relay.poll_interval_ms),
+		num(buf, &used, c->relay.retry_base_seconds),
+		num(buf, &used, c->relay.retry_max_seconds),
+		num(buf, &used, c->relay.claim_lease_seconds),
+		num_unless(buf, &used, c->relay.claim_max, 500),
+		num_unless(buf, &used, c->relay.send_concurrency, 8),
+		num_unless(buf, &used, c->relay.linger_max_ms, 20),
+		c->relay.synchronous_commit ? "on" : NULL};
+	static const char *const consumer_keys[] = {
+		"workers", "wait_time_seconds", "visibility_timeout_seconds", "lease_seconds",
+		"shutdown_grace_seconds", "claim_max", "linger_max_ms"};
+	const char *consumer_values[] = {
+		num(buf, &used, b->workers), num(buf, &used, c->consumer.wait_time_seconds),
+		num(buf, &used, c->consumer.visibility_timeout_seconds),
+		num(buf, &used, c->consumer.lease_seconds),
+		num(buf, &used, c->consumer.shutdown_grace_seconds),
+		num_unless(buf, &used, c->consumer.claim_max, 100),
+		num_unless(buf, &used, c->consumer.linger_max_ms, 20)};
+
+	bench_settings_write(f, "relay", relay_keys, relay_values, 9, over);
+	bench_settings_write(f, "consumer", consumer_keys, consumer_values, 7, over);
+}
+
 int bench_write_ini(const struct bench *b, const char *path, char (*names)[48],
                     char (*queues)[BENCH_PATH_MAX], const char *runs_log,
                     const char *sections, const char *dest_lines)
@@ -157,15 +221,7 @@ int bench_write_ini(const struct bench *b, const char *path, char (*names)[48],
 	        c->aws.region != NULL ? c->aws.region : "us-east-1");
 	if (c->aws.endpoint_url != NULL)
 		fprintf(f, "endpoint_url = %s\n", c->aws.endpoint_url);
-	fprintf(f, "\n[relay]\nbatch_size = %d\npoll_interval_ms = %d\nretry_base_seconds = %d\n"
-	           "retry_max_seconds = %d\nclaim_lease_seconds = %d\n",
-	        c->relay.batch_size, c->relay.poll_interval_ms, c->relay.retry_base_seconds,
-	        c->relay.retry_max_seconds, c->relay.claim_lease_seconds);
-	fprintf(f, "\n[consumer]\nworkers = %d\nwait_time_seconds = %d\n"
-	           "visibility_timeout_seconds = %d\nlease_seconds = %d\n"
-	           "shutdown_grace_seconds = %d\n",
-	        b->workers, c->consumer.wait_time_seconds, c->consumer.visibility_timeout_seconds,
-	        c->consumer.lease_seconds, c->consumer.shutdown_grace_seconds);
+	write_pipeline(b, f);
 	if (sections != NULL)
 		fprintf(f, "\n%s", sections);
 	for (int k = 0; k < b->dests; k++)
@@ -193,30 +249,9 @@ static long read_hwm_kib(pid_t pid)
 	return kib;
 }
 
-/* utime + stime of a process, in seconds; -1 when unreadable. */
-static double read_cpu_seconds(pid_t pid)
-{
-	char path[64], line[1024];
-	unsigned long ut = 0, st = 0;
-	const char *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	p = fgets(line, sizeof(line), f) != NULL ? strrchr(line, ')') : NULL;
-	fclose(f);
-	/* After "(comm)": state ppid pgrp session tty tpgid flags minflt
-	 * cminflt majflt cmajflt utime stime (fields 3..15 of proc(5)). */
-	if (p == NULL || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-	                        &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct daemon *d)
 {
+	const char *outboxd = b->variant != NULL ? b->variant->outboxd : b->outboxd;
 	char log[BENCH_PATH_MAX + 32];
 
 	memset(d, 0, sizeof(*d));
@@ -230,8 +265,8 @@ int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct
 		if (freopen(log, "a", stdout) == NULL || freopen(log, "a", stderr) == NULL)
 			_exit(127);
 		setenv("OUTBOX_STATS_FILE", d->stats, 1);
-		execlp(b->outboxd, b->outboxd, "-c", ini, "--log-level", "warning", (char *)NULL);
-		fprintf(stderr, "could not run \"%s\": %s\n", b->outboxd, strerror(errno));
+		execlp(outboxd, outboxd, "-c", ini, "--log-level", "warning", (char *)NULL);
+		fprintf(stderr, "could not run \"%s\": %s\n", outboxd, strerror(errno));
 		_exit(127);
 	}
 	char sql[256];
@@ -248,7 +283,7 @@ int bench_daemon_stop(struct daemon *d)
 	FILE *f;
 
 	d->peak_rss_kib = read_hwm_kib(d->pid);
-	d->cpu_seconds = read_cpu_seconds(d->pid);
+	d->cpu_seconds = bench_proc_cpu_seconds(d->pid, false);
 	kill(d->pid, SIGTERM);
 	while (waitpid(d->pid, &status, 0) < 0 && errno == EINTR)
 		continue;
@@ -276,6 +311,7 @@ static int relay_phase(struct bench *b, double *rate)
 	int rc = -1;
 
 	snprintf(ini, sizeof(ini), "%.400s/relay.ini", b->dir);
+	b->variant = NULL; /* FILE's settings, as they are */
 	if (bench_write_ini(b, ini, b->relay_names, b->relay_queues, "-", NULL, NULL) < 0 ||
 	    cfg_load(ini, &cfg, &errs) < 0) {
 		cfg_errors_print(&errs, stderr);
@@ -295,103 +331,100 @@ out:
 	return rc;
 }
 
-struct figures {
-	double enqueue_rate, relay_rate, e2e_rate, requests_per_job;
-	long peak_rss_kib;
-	struct bench_latency lat;
-	bool have_e2e;
-	json_t *e2e_sqs; /* owned reference: phase 3's requests per action */
-	double e2e_cpu_seconds; /* outboxd's CPU in phase 3 */
-};
-
-/* Phases 3 and 4: the real daemon. */
-static int daemon_phases(struct bench *b, struct figures *fg)
+/* Phase 3: the real daemon while the producers enqueue N more jobs. */
+static int e2e_phase(struct bench *b, const char *ini, struct bench_run *r)
 {
-	char ini[BENCH_PATH_MAX + 32], runs[BENCH_PATH_MAX + 32], sql[2048];
+	char sql[2048], phase[32];
 	struct daemon d;
 	int64_t t0;
 	int rc;
 
-	snprintf(ini, sizeof(ini), "%.400s/outboxd.ini", b->dir);
-	snprintf(runs, sizeof(runs), "%.400s/runs.log", b->dir);
-	if (bench_write_ini(b, ini, b->names, b->queues, runs, NULL, NULL) < 0 ||
-	    bench_daemon_start(b, ini, "e2e", &d) < 0)
+	bench_phase(b, "e2e", phase, sizeof(phase));
+	if (bench_daemon_start(b, ini, phase, &d) < 0)
 		return -1;
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
 	t0 = bench_now_us();
-	rc = bench_enqueue(b, "e2e", b->names, 0, b->jobs);
+	rc = bench_enqueue(b, phase, b->names, 0, b->jobs, &r->with_outboxd);
 	if (rc == 0)
 		rc = bench_wait_count(b, sql, 0, true, 600);
-	fg->e2e_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
+	r->e2e_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
 	if (bench_daemon_stop(&d) < 0)
 		rc = -1;
-	fg->e2e_sqs = d.sqs;
-	if (rc < 0)
+	r->e2e_sqs = d.sqs;
+	r->requests_per_job = (double)d.aws_requests / b->jobs;
+	r->e2e_cpu_seconds = d.cpu_seconds;
+	r->peak_rss_kib = d.peak_rss_kib;
+	return rc;
+}
+
+/* Phase 4: a fresh daemon, jobs offered at the rate of --offered-rate. */
+static int latency_phase(struct bench *b, const char *ini, const char *runs, struct bench_run *r)
+{
+	char tag[32];
+	struct daemon d;
+	int rc;
+
+	bench_phase(b, "latency", tag, sizeof(tag));
+	if (bench_daemon_start(b, ini, tag, &d) < 0)
 		return -1;
-	fg->requests_per_job = (double)d.aws_requests / b->jobs;
-	fg->e2e_cpu_seconds = d.cpu_seconds;
-	fg->peak_rss_kib = d.peak_rss_kib;
-	if (bench_daemon_start(b, ini, "latency", &d) < 0)
-		return -1;
-	rc = bench_latency_run(b, b->jobs < b->rate * 5 ? b->jobs : b->rate * 5, runs, &fg->lat);
+	rc = bench_latency_run(b, b->jobs < b->rate * 5 ? b->jobs : b->rate * 5, runs, &r->lat);
 	if (bench_daemon_stop(&d) < 0)
 		rc = -1;
 	json_decref(d.sqs);
-	if (rc < 0)
+	if (d.peak_rss_kib > r->peak_rss_kib)
+		r->peak_rss_kib = d.peak_rss_kib;
+	return rc;
+}
+
+/* The daemon phases (drain, producer impact, e2e, latency) of variant v. */
+static int daemon_phases(struct bench *b, const struct bench_variant *v,
+                         const struct bench_commits *phase1, struct bench_run *r)
+{
+	char ini[BENCH_PATH_MAX + 32], runs[BENCH_PATH_MAX + 32];
+
+	b->variant = v;
+	r->variant = v;
+	snprintf(ini, sizeof(ini), "%.400s/%.20soutboxd.ini", b->dir, v->tag);
+	snprintf(runs, sizeof(runs), "%.400s/%.20sruns.log", b->dir, v->tag);
+	/* Producers alone: the drain's commits, else those of phase 1. */
+	r->solo = *phase1;
+	if (b->drain && bench_drain_run(b, &r->drain) < 0)
 		return -1;
-	if (d.peak_rss_kib > fg->peak_rss_kib)
-		fg->peak_rss_kib = d.peak_rss_kib;
-	fg->have_e2e = true;
+	if (b->drain)
+		r->solo = r->drain.solo;
+	if (bench_write_ini(b, ini, b->names, b->queues, runs, NULL, NULL) < 0 ||
+	    e2e_phase(b, ini, r) < 0 || latency_phase(b, ini, runs, r) < 0)
+		return -1;
+	r->have_e2e = true;
 	return 0;
 }
 
-static json_t *num_or_null(bool have, double v)
+/* The baseline's relay.ini, loaded once before any phase: a bad key in
+ * --baseline-settings fails here, not after the first half of the run. */
+static int check_variant_ini(struct bench *b)
 {
-	return have ? json_real((double)(long long)(v * 100) / 100) : json_null();
-}
+	struct bench_variant v = {"baseline", b->outboxd, &b->baseline, "baseline-"};
+	struct cfg_errors errs = {0};
+	char ini[BENCH_PATH_MAX + 32];
+	struct cfg *cfg = NULL;
+	int rc = BENCH_EXIT_OK;
 
-static void print(const struct bench *b, const struct figures *fg, bool json)
-{
-	json_t *doc = json_object();
-	const char *key;
-	json_t *v;
-
-	json_object_set_new(doc, "jobs", json_integer(b->jobs));
-	json_object_set_new(doc, "destinations", json_integer(b->dests));
-	json_object_set_new(doc, "workers_per_destination", json_integer(b->workers));
-	json_object_set_new(doc, "producers", json_integer(b->producers));
-	json_object_set_new(doc, "publisher", json_string(b->publisher));
-	json_object_set_new(doc, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_set_new(doc, "enqueue_rate", num_or_null(true, fg->enqueue_rate));
-	json_object_set_new(doc, "relay_publish_rate", num_or_null(true, fg->relay_rate));
-	json_object_set_new(doc, "end_to_end_rate", num_or_null(fg->have_e2e, fg->e2e_rate));
-	json_object_set_new(doc, "sqs_requests_per_job",
-	                    num_or_null(fg->have_e2e, fg->requests_per_job));
-	json_object_set_new(doc, "outboxd_cpu_ms_per_job",
-	                    num_or_null(fg->have_e2e && fg->e2e_cpu_seconds >= 0,
-	                                fg->e2e_cpu_seconds * 1000.0 / b->jobs));
-	if (fg->e2e_sqs != NULL)
-		json_object_set(doc, "sqs_requests_by_action", fg->e2e_sqs);
-	json_object_set_new(doc, "offered_rate", json_integer(b->rate));
-	json_object_set_new(doc, "achieved_offered_rate",
-	                    num_or_null(fg->have_e2e, fg->lat.achieved_rate));
-	json_object_set_new(doc, "latency_jobs", json_integer(fg->lat.jobs));
-	json_object_set_new(doc, "latency_p50_ms", num_or_null(fg->have_e2e, fg->lat.p50_ms));
-	json_object_set_new(doc, "latency_p99_ms", num_or_null(fg->have_e2e, fg->lat.p99_ms));
-	json_object_set_new(doc, "latency_max_ms", num_or_null(fg->have_e2e, fg->lat.max_ms));
-	json_object_set_new(doc, "outboxd_peak_rss_mib",
-	                    num_or_null(fg->have_e2e, (double)fg->peak_rss_kib / 1024.0));
-	if (json) {
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-		printf("\n");
-	} else {
-		json_object_foreach(doc, key, v) {
-			char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
-			printf("%-26s %s\n", key, text != NULL ? text : "?");
-			free(text);
-		}
+	if (b->baseline_settings == NULL)
+		return BENCH_EXIT_OK;
+	snprintf(ini, sizeof(ini), "%.400s/baseline-check.ini", b->dir);
+	b->variant = &v;
+	if (bench_write_ini(b, ini, b->names, b->queues, "-", NULL, NULL) < 0) {
+		rc = BENCH_EXIT_FAILURE;
+	} else if (cfg_load(ini, &cfg, &errs) < 0) {
+		fprintf(stderr, "outbox-bench: \"%s\" merged into the generated relay.ini:\n",
+		        b->baseline_settings);
+		cfg_errors_print(&errs, stderr);
+		rc = BENCH_EXIT_CONFIG;
 	}
-	json_decref(doc);
+	b->variant = NULL;
+	cfg_free(cfg);
+	cfg_errors_free(&errs);
+	return rc;
 }
 
 static int setup(struct bench *b, const char *config)
@@ -405,6 +438,8 @@ static int setup(struct bench *b, const char *config)
 		cfg_errors_free(&errs);
 		return BENCH_EXIT_CONFIG;
 	}
+	if (b->baseline_settings != NULL && bench_settings_load(b->baseline_settings, &b->baseline) < 0)
+		return BENCH_EXIT_CONFIG;
 	if (b->workers == 0)
 		b->workers = b->cfg->consumer.workers;
 	snprintf(b->run, sizeof(b->run), "%lx", (unsigned long)time(NULL) & 0xffffff);
@@ -416,6 +451,15 @@ static int setup(struct bench *b, const char *config)
 		log_error("could not connect to the database: %s", err);
 		return BENCH_EXIT_UNAVAILABLE;
 	}
+	if (bench_check_durable(b) < 0)
+		return BENCH_EXIT_UNAVAILABLE;
+	if (!b->durable && !b->allow_non_durable) {
+		log_error("the server is not durable (%s): commits do not wait for the WAL flush;"
+		          " use a cluster with \"fsync\" and \"synchronous_commit\" on"
+		          " (tests/harness/durable-pg.sh) or pass --allow-non-durable",
+		          b->durability);
+		return BENCH_EXIT_CONFIG;
+	}
 	if (migrate_run(b->conn, migrate_default_dir(), "core", &rep, err, sizeof(err)) != 0) {
 		log_error("could not migrate the database: %s", err);
 		return BENCH_EXIT_FAILURE;
@@ -424,28 +468,41 @@ static int setup(struct bench *b, const char *config)
 	    (aws_env_load(&b->env, b->cfg->aws.region, b->cfg->aws.endpoint_url, NULL) < 0 ||
 	     aws_http_new(&b->env, AWS_SERVICE_SQS, &b->sqs) < 0))
 		return BENCH_EXIT_CONFIG;
-	return setup_queues(b) < 0 ? BENCH_EXIT_UNAVAILABLE : BENCH_EXIT_OK;
+	if (setup_queues(b) < 0)
+		return BENCH_EXIT_UNAVAILABLE;
+	return check_variant_ini(b);
 }
 
-static int run(struct bench *b, struct figures *fg)
+static int run(struct bench *b, struct bench_figures *fg)
 {
-	int64_t t0 = bench_now_us();
+	static const struct bench_variant none = {"current", NULL, NULL, ""};
+	struct bench_variant cur = none, base = {"baseline", NULL, NULL, "baseline-"};
 
-	if (bench_enqueue(b, "enqueue", b->relay_names, 0, b->jobs) < 0)
+	if (bench_enqueue(b, "enqueue", b->relay_names, 0, b->jobs, &fg->enqueue) < 0)
 		return -1;
-	fg->enqueue_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
+	fg->enqueue_rate = fg->enqueue.rate;
 	if (relay_phase(b, &fg->relay_rate) < 0)
 		return -1;
 	if (strcmp(b->publisher, "sqs") != 0)
 		return 0;
-	return daemon_phases(b, fg);
+	cur.outboxd = b->outboxd;
+	base.outboxd = b->baseline_outboxd != NULL ? b->baseline_outboxd : b->outboxd;
+	base.settings = b->baseline_settings != NULL ? &b->baseline : NULL;
+	/* Baseline first; both variants outlive the figures that name them. */
+	if (b->baseline_outboxd != NULL || b->baseline_settings != NULL) {
+		b->base_variant = base;
+		if (daemon_phases(b, &b->base_variant, &fg->enqueue, &fg->base) < 0)
+			return -1;
+	}
+	b->cur_variant = cur;
+	return daemon_phases(b, &b->cur_variant, &fg->enqueue, &fg->cur);
 }
 
 int main(int argc, char **argv)
 {
 	struct bench b = {.jobs = 20000, .dests = 3, .producers = 2, .rate = 500, .soak_retention = 180,
 	                  .publisher = "sqs", .outboxd = "outboxd"};
-	struct figures fg = {0};
+	struct bench_figures fg = {0};
 	const char *config = SYSCONFDIR "/outboxd/relay.ini";
 	bool json = false;
 	int rc;
@@ -457,6 +514,9 @@ int main(int argc, char **argv)
 		                " [--workers W] [--producers P]\n"
 		                "                    [--publisher null|sqs] [--offered-rate R]"
 		                " [--outboxd PATH] [--json]\n"
+		                "                    [--drain] [--allow-non-durable]"
+		                " [--baseline-outboxd PATH]\n"
+		                "                    [--baseline-settings FILE]\n"
 		                "                    [--soak N [--soak-retention SECONDS]]\n");
 		return BENCH_EXIT_USAGE;
 	}
@@ -469,10 +529,15 @@ int main(int argc, char **argv)
 		rc = BENCH_EXIT_FAILURE;
 	}
 	if (rc == BENCH_EXIT_OK && b.soak == 0)
-		print(&b, &fg, json);
-	else if (rc != BENCH_EXIT_OK)
-		log_error("benchmark failed; files kept in \"%s\"", b.dir);
-	json_decref(fg.e2e_sqs);
+		bench_print(&b, &fg, json);
+	/* A refusal before any phase leaves nothing worth keeping. */
+	if (rc != BENCH_EXIT_OK && b.dir[0] != '\0' && rmdir(b.dir) == 0)
+		b.dir[0] = '\0';
+	if (rc != BENCH_EXIT_OK)
+		log_error("benchmark failed%s%s%s", b.dir[0] != '\0' ? "; files kept in \"" : "",
+		          b.dir, b.dir[0] != '\0' ? "\"" : "");
+	json_decref(fg.cur.e2e_sqs);
+	json_decref(fg.base.e2e_sqs);
 	PQfinish(b.conn);
 	aws_http_free(b.sqs);
 	aws_env_free(&b.env);

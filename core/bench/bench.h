@@ -10,6 +10,11 @@
  *               for a state, the paced latency run and its percentiles
  * bench_soak.c  --soak N: N jobs through the daemon with retention on,
  *               table sizes, claim time and rate over the run
+ * bench_drain.c --drain: N jobs committed first, then the daemon alone
+ * bench_server.c the PostgreSQL server: durable or not, its CPU
+ * bench_settings.c --baseline-settings: the [relay]/[consumer] fragment
+ *               and its merge into the generated relay.ini
+ * bench_print.c the figures, one column or baseline and current
  */
 #ifndef OUTBOX_CORE_BENCH_BENCH_H
 #define OUTBOX_CORE_BENCH_BENCH_H
@@ -17,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <sys/types.h>
 
@@ -30,6 +36,32 @@
 
 #define BENCH_MAX_DESTS 16
 #define BENCH_PATH_MAX 512
+#define BENCH_SETTINGS_MAX 64
+
+/* One key of a --baseline-settings fragment. */
+struct bench_setting {
+	char section[16]; /* "relay" or "consumer" */
+	char key[64];
+	char value[256];
+};
+
+/* A parsed --baseline-settings fragment (bench_settings.c). */
+struct bench_settings {
+	int n;
+	struct bench_setting kv[BENCH_SETTINGS_MAX];
+};
+
+/*
+ * What differs between the baseline and the current run of the daemon
+ * phases.  Every pointer is borrowed (argv or struct bench) and outlives
+ * the run.
+ */
+struct bench_variant {
+	const char *name;                     /* "baseline" or "current" */
+	const char *outboxd;                  /* the daemon binary */
+	const struct bench_settings *settings; /* merged into relay.ini, or NULL */
+	const char *tag;                      /* "" or "baseline-": phase tags, files */
+};
 
 struct bench {
 	struct cfg *cfg;           /* owned: the user's relay.ini */
@@ -42,6 +74,15 @@ struct bench {
 	int soak_retention;        /* --soak-retention S: [retention] of the soak */
 	const char *publisher;     /* "null" or "sqs" */
 	const char *outboxd;       /* the daemon binary */
+	bool drain;                /* --drain */
+	bool allow_non_durable;    /* --allow-non-durable */
+	bool durable;              /* the server waits for the WAL flush */
+	char durability[96];       /* "fsync=on synchronous_commit=on" */
+	const char *baseline_outboxd;  /* --baseline-outboxd, or NULL */
+	const char *baseline_settings; /* --baseline-settings FILE, or NULL */
+	struct bench_settings baseline; /* parsed from baseline_settings */
+	const struct bench_variant *variant; /* the daemon phases' run, or NULL */
+	struct bench_variant base_variant, cur_variant; /* what variant points to */
 	char run[32];              /* tag in destination names and identities */
 	char dir[BENCH_PATH_MAX];  /* temporary files */
 	char names[BENCH_MAX_DESTS][48];       /* consumed by outboxd */
@@ -64,7 +105,8 @@ struct daemon {
 };
 
 /*
- * Writes a relay.ini at path: the user's settings, the destinations names
+ * Writes a relay.ini at path: the user's settings (merged with those of
+ * b->variant, when it has any), the destinations names
  * on queues (bench_noop plugin logging to runs_log), plus sections (text
  * placed before the destinations) and dest_lines (appended to each
  * destination); both may be NULL.  Returns 0 or -1.
@@ -73,8 +115,9 @@ int bench_write_ini(const struct bench *b, const char *path, char (*names)[48],
                     char (*queues)[BENCH_PATH_MAX], const char *runs_log,
                     const char *sections, const char *dest_lines) OUTBOX_MUSTCHECK;
 
-/* Runs the outboxd binary on ini (logs in b->dir/TAG.log) and waits until
- * every consumer worker is connected.  Returns 0 or -1. */
+/* Runs the outboxd binary (b->variant's, else b->outboxd) on ini (logs in
+ * b->dir/TAG.log) and waits until every consumer worker is connected.
+ * Returns 0 or -1. */
 int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct daemon *d)
 	OUTBOX_MUSTCHECK;
 /* SIGTERM, wait, read its statistics.  0 when it exited 0. */
@@ -87,13 +130,19 @@ int bench_soak_run(struct bench *b, bool json) OUTBOX_MUSTCHECK;
 int64_t bench_now_us(void);
 int64_t bench_wall_us(void);
 
+/* The producers' figures of one bench_enqueue(). */
+struct bench_commits {
+	double rate;   /* jobs/s from the first BEGIN to the last COMMIT */
+	double p99_ms; /* of each job's transaction: BEGIN, enqueue, COMMIT */
+};
+
 /*
  * Enqueues jobs n0..n0+count-1 (phase tag in the identity), round-robin
  * over the destinations, with b->producers threads, one transaction per
- * job.  Returns 0 or -1.
+ * job; the figures into out unless it is NULL.  Returns 0 or -1.
  */
-int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count)
-	OUTBOX_MUSTCHECK;
+int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count,
+                  struct bench_commits *out) OUTBOX_MUSTCHECK;
 
 /* Waits until sql (no parameters) returns at least want (at_most: at most
  * want), polling every 10 ms, for at most timeout_s.  Returns 0, or -1 on
@@ -122,5 +171,84 @@ struct bench_latency {
  */
 int bench_latency_run(struct bench *b, int count, const char *runs_log,
                       struct bench_latency *out) OUTBOX_MUSTCHECK;
+
+/* The phase tag of b->variant into out: "baseline-e2e" or "e2e". */
+void bench_phase(const struct bench *b, const char *phase, char *out, size_t len);
+
+/* The drain figures (bench_drain.c); have false when not run. */
+struct bench_drain {
+	bool have;
+	double rate;
+	double outboxd_cpu_ms_per_job;
+	double postgres_cpu_ms_per_job; /* < 0: the server is not on this machine */
+	double sqs_requests_per_job;
+	struct bench_commits solo;      /* the producers of the drain's commits */
+};
+
+/* The figures of the daemon phases, once per variant. */
+struct bench_run {
+	const struct bench_variant *variant;
+	bool have_e2e;
+	double e2e_rate, requests_per_job;
+	double e2e_cpu_seconds; /* outboxd's CPU in the e2e phase */
+	json_t *e2e_sqs;        /* owned reference: its requests per action, or NULL */
+	long peak_rss_kib;
+	struct bench_latency lat;
+	struct bench_drain drain;
+	struct bench_commits solo;         /* producers alone */
+	struct bench_commits with_outboxd; /* the e2e phase's producers */
+};
+
+/* Everything outbox-bench prints but the soak. */
+struct bench_figures {
+	double enqueue_rate, relay_rate;
+	struct bench_commits enqueue; /* phase 1's producers */
+	struct bench_run cur;
+	struct bench_run base;        /* when base.variant is not NULL */
+};
+
+/* Prints the figures on stdout (bench_print.c). */
+void bench_print(const struct bench *b, const struct bench_figures *fg, bool json);
+
+/* Sorts v (n > 0) and returns its p-th percentile (0..100). */
+double bench_percentile(double *v, int n, int p);
+
+/*
+ * Reads SHOW fsync and SHOW synchronous_commit into b->durable and
+ * b->durability (bench_server.c).  Returns 0, or -1 on a query error.
+ */
+int bench_check_durable(struct bench *b) OUTBOX_MUSTCHECK;
+
+/* CPU of every process of the PostgreSQL server behind b->conn. */
+struct bench_pg_cpu {
+	pid_t postmaster;  /* 0: the server is not on this machine */
+	pid_t own_backend; /* b->conn's backend, left out: its polls are the bench's */
+	double seconds;    /* at the sample */
+};
+
+/* Samples the server's CPU so far; s->postmaster 0 (and a warning, once)
+ * when the server is not a process of this machine.  Returns 0 or -1. */
+int bench_pg_cpu_sample(struct bench *b, struct bench_pg_cpu *s) OUTBOX_MUSTCHECK;
+
+/* utime + stime of a process (with its reaped children: cutime + cstime
+ * when children is true), in seconds; -1 when unreadable. */
+double bench_proc_cpu_seconds(pid_t pid, bool children);
+
+/* --drain for b->variant: commits b->jobs jobs, then times the daemon from
+ * its start to the last SUCCEEDED.  Returns 0 or -1. */
+int bench_drain_run(struct bench *b, struct bench_drain *out) OUTBOX_MUSTCHECK;
+
+/* Parses the fragment at path into s; errors as "FILE:LINE: ..." on stderr.
+ * Returns 0 or -1. */
+int bench_settings_load(const char *path, struct bench_settings *s) OUTBOX_MUSTCHECK;
+
+/*
+ * Writes "key = value" lines of section ("relay" or "consumer") to f:
+ * the n keys/values given (the user's), each replaced by s's value for
+ * the same key, then s's keys of that section not among them.  A NULL
+ * value leaves its key out unless s sets it.  s may be NULL.
+ */
+void bench_settings_write(FILE *f, const char *section, const char *const *keys,
+                          const char *const *values, int n, const struct bench_settings *s);
 
 #endif

@@ -34,6 +34,11 @@ int64_t bench_wall_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+void bench_phase(const struct bench *b, const char *phase, char *out, size_t len)
+{
+	snprintf(out, len, "%s%s", b->variant != NULL ? b->variant->tag : "", phase);
+}
+
 /* One job in its own transaction; job_id (65 bytes) may be NULL. */
 static int enqueue_one(struct bench *b, PGconn *conn, char (*names)[48], const char *phase,
                        int n, char *job_id)
@@ -62,12 +67,21 @@ out:
 	return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 struct producer {
 	struct bench *b;
 	const char *phase;
 	char (*names)[48];
 	int first, step, end;
 	int rc;
+	double *ms; /* owned: each transaction's time, in order */
+	int done;
 	pthread_t thread;
 };
 
@@ -84,25 +98,56 @@ static void *producer_main(void *arg)
 		return NULL;
 	}
 	for (int n = p->first; n < p->end; n += p->step) {
+		int64_t t0 = bench_now_us();
+
 		if (enqueue_one(p->b, conn, p->names, p->phase, n, NULL) < 0) {
 			PQfinish(conn);
 			return NULL;
 		}
+		p->ms[p->done++] = (double)(bench_now_us() - t0) / 1000.0;
 	}
 	PQfinish(conn);
 	p->rc = 0;
 	return NULL;
 }
 
-int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count)
+double bench_percentile(double *v, int n, int p)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[(n - 1) * p / 100];
+}
+
+/* The p99 of every producer's transaction times into out. */
+static int commit_p99(const struct producer *ps, int np, int count, struct bench_commits *out)
+{
+	double *all = calloc((size_t)count, sizeof(*all));
+	int m = 0;
+
+	if (all == NULL)
+		return -1;
+	for (int i = 0; i < np; i++) {
+		memcpy(all + m, ps[i].ms, (size_t)ps[i].done * sizeof(*all));
+		m += ps[i].done;
+	}
+	out->p99_ms = bench_percentile(all, m, 99);
+	free(all);
+	return 0;
+}
+
+int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count,
+                  struct bench_commits *out)
 {
 	struct producer ps[16];
 	int np = b->producers < 1 ? 1 : b->producers > 16 ? 16 : b->producers;
 	int rc = 0, started = 0;
+	int64_t t0 = bench_now_us();
 
 	for (int i = 0; i < np; i++) {
-		ps[i] = (struct producer){b, phase, names, n0 + i, np, n0 + count, -1, 0};
-		if (pthread_create(&ps[i].thread, NULL, producer_main, &ps[i]) != 0) {
+		ps[i] = (struct producer){b, phase, names, n0 + i, np, n0 + count, -1, NULL, 0, 0};
+		ps[i].ms = calloc((size_t)(count / np + 1), sizeof(double));
+		if (ps[i].ms == NULL ||
+		    pthread_create(&ps[i].thread, NULL, producer_main, &ps[i]) != 0) {
+			free(ps[i].ms);
 			rc = -1;
 			break;
 		}
@@ -113,6 +158,12 @@ int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0,
 		if (ps[i].rc < 0)
 			rc = -1;
 	}
+	if (rc == 0 && out != NULL) {
+		out->rate = count * 1e6 / (double)(bench_now_us() - t0);
+		rc = commit_p99(ps, np, count, out);
+	}
+	for (int i = 0; i < started; i++)
+		free(ps[i].ms);
 	return rc;
 }
 
@@ -165,13 +216,6 @@ static int cmp_stamp(const void *a, const void *b)
 	return strcmp(((const struct stamp *)a)->job_id, ((const struct stamp *)b)->job_id);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Handler start times of runs_log (first run of each job). */
 static struct stamp *read_starts(const char *runs_log, size_t *n)
 {
@@ -220,10 +264,9 @@ static int percentiles(struct stamp *commits, int count, const char *runs_log,
 		if (k < ns && strcmp(starts[k].job_id, commits[i].job_id) == 0)
 			lat[m++] = (double)(starts[k].us - commits[i].us) / 1000.0;
 	}
-	qsort(lat, (size_t)m, sizeof(*lat), cmp_double);
 	out->jobs = m;
 	if (m > 0) {
-		out->p50_ms = lat[(m - 1) * 50 / 100];
+		out->p50_ms = bench_percentile(lat, m, 50);
 		out->p99_ms = lat[(m - 1) * 99 / 100];
 		out->max_ms = lat[m - 1];
 	}
@@ -240,8 +283,10 @@ int bench_latency_run(struct bench *b, int count, const char *runs_log,
 	PGconn *conn = db_connect(b->cfg->database.conninfo, "outbox-bench producer", err,
 	                          sizeof(err));
 	int64_t t0 = bench_now_us();
+	char phase[32];
 	int rc = -1;
 
+	bench_phase(b, "latency", phase, sizeof(phase));
 	memset(out, 0, sizeof(*out));
 	if (commits == NULL || conn == NULL)
 		goto out;
@@ -251,7 +296,7 @@ int bench_latency_run(struct bench *b, int count, const char *runs_log,
 
 		if (due > now)
 			nanosleep(&pause, NULL);
-		if (enqueue_one(b, conn, b->names, "latency", n, commits[n].job_id) < 0)
+		if (enqueue_one(b, conn, b->names, phase, n, commits[n].job_id) < 0)
 			goto out;
 		commits[n].us = bench_wall_us();
 	}

@@ -181,7 +181,7 @@ static int run_tenth(struct bench *b, struct soak_probe *p, int n0, int count,
 	int64_t t0 = bench_now_us();
 
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
-	if (bench_enqueue(b, "soak", b->names, n0, count) < 0 ||
+	if (bench_enqueue(b, "soak", b->names, n0, count, NULL) < 0 ||
 	    bench_wait_count(b, sql, 0, true, SOAK_TENTH_TIMEOUT_S) < 0)
 		return -1;
 	t->seconds = (double)(bench_now_us() - t0) / 1e6;

@@ -2,7 +2,9 @@
 # outbox-bench in a small configuration (300 jobs, 3 destinations): every
 # phase completes (the bench fails if a job does not reach SUCCEEDED) and
 # prints every figure of docs/performance.md.  Counters and completeness, not
-# speed: the figures themselves are in docs/performance.md.
+# speed: the figures themselves are in docs/performance.md.  The harness's
+# cluster runs fsync off, so every run says --allow-non-durable, and the
+# refusal without it is checked too.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 require_pg
 require_aws
@@ -16,7 +18,8 @@ OUT="$TEST_TMP/bench.json"
 bench() { # OUT ARGS...
 	local out=$1
 	shift
-	"$BENCH" -c "$TEST_TMP/bench.ini" --jobs 300 --json "$@" >"$out" 2>>"$TEST_TMP/bench.log"
+	"$BENCH" -c "$TEST_TMP/bench.ini" --jobs 300 --json --allow-non-durable "$@" \
+		>"$out" 2>>"$TEST_TMP/bench.log"
 }
 
 check "outbox-bench runs against PostgreSQL and the emulator" \
@@ -31,8 +34,77 @@ check "p50 <= p99" jq -e '.latency_p50_ms <= .latency_p99_ms' "$OUT" >/dev/null
 check "every e2e job SUCCEEDED exactly once" \
 	[ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE identity->>'phase' = 'e2e'
 		AND status = 'SUCCEEDED' AND attempt_count = 1")" = 300 ]
+check "the harness's cluster is reported as not durable" \
+	jq -e '.durable == false and (.durability | test("fsync=off"))' "$OUT" >/dev/null
+check "without --drain the drain figures are null" jq -e '.drain_rate == null' "$OUT" >/dev/null
+for key in producer_rate_solo producer_rate_with_outboxd producer_commit_p99_ms_solo \
+	producer_commit_p99_ms_with_outboxd producer_rate_ratio; do
+	check "$key is a positive number" jq -e ".$key > 0" "$OUT" >/dev/null
+done
+
+# The drain, with a baseline from the shipped round-2 settings: every new
+# key a number, at the top level and under "baseline"; each phase's jobs
+# SUCCEEDED exactly once, so the two runs did not share or lose jobs.  FILE
+# sets two keys the fragment sets too: appended instead of merged, they
+# would be a fatal duplicate for outboxd (and for the bench's own check).
+DRAIN="$TEST_TMP/drain.json"
+write_ini "$TEST_TMP/drain.ini" "$DB"
+printf '\n[consumer]\nwait_time_seconds = 1\nlinger_max_ms = 5\n\n[relay]\nclaim_max = 50\n' \
+	>>"$TEST_TMP/drain.ini"
+drain() {
+	"$BENCH" -c "$TEST_TMP/drain.ini" --jobs 200 --offered-rate 200 --json --allow-non-durable \
+		--drain --baseline-settings "$OUTBOX_SRCDIR/conf/bench-round2.ini" \
+		--outboxd "$OUTBOX_BUILDDIR/outboxd" >"$DRAIN" 2>>"$TEST_TMP/bench.log"
+}
+check "--drain --jobs 200 with --baseline-settings runs" drain
+for key in drain_rate drain_outboxd_cpu_ms_per_job drain_sqs_requests_per_job \
+	producer_rate_solo producer_rate_with_outboxd producer_commit_p99_ms_solo \
+	producer_commit_p99_ms_with_outboxd producer_rate_ratio end_to_end_rate latency_p99_ms; do
+	check "$key is a positive number" jq -e ".$key > 0" "$DRAIN" >/dev/null
+	check "baseline.$key is a positive number" jq -e ".baseline.$key > 0" "$DRAIN" >/dev/null
+done
+# PostgreSQL is on this machine: its CPU is measured, never null (>= 0: a
+# drain of 200 jobs may take less than one clock tick of the server).
+check "drain_postgres_cpu_ms_per_job is a number" \
+	jq -e '(.drain_postgres_cpu_ms_per_job | type) == "number"
+		and (.baseline.drain_postgres_cpu_ms_per_job | type) == "number"' "$DRAIN" >/dev/null
+check "the baseline names its settings" \
+	jq -e '.baseline.settings | endswith("bench-round2.ini")' "$DRAIN" >/dev/null
+for phase in drain e2e baseline-drain baseline-e2e; do
+	check "every $phase job SUCCEEDED exactly once" \
+		[ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE identity->>'phase' = '$phase'
+			AND status = 'SUCCEEDED' AND attempt_count = 1
+			AND identity->>'run' = (SELECT identity->>'run' FROM outbox.jobs
+				WHERE identity->>'phase' = 'baseline-drain' LIMIT 1)")" = 200 ]
+done
+
+# Refusals: a non-durable server without --allow-non-durable (exit 78,
+# the setting named); baseline fragments it must not merge.
+rc=0
+"$BENCH" -c "$TEST_TMP/bench.ini" --jobs 10 --json >/dev/null 2>"$TEST_TMP/refuse.err" || rc=$?
+check "a non-durable server is refused with exit 78" [ "$rc" -eq 78 ]
+check "the refusal names the setting" grep -q '"fsync"' "$TEST_TMP/refuse.err"
+# refused NAME TEXT MESSAGE: a fragment holding TEXT given as the baseline
+# settings ends the bench with exit 78 before any phase, and stderr has
+# MESSAGE (a grep pattern).
+refused() {
+	local name=$1 text=$2 message=$3 rc=0
+	printf "$text" >"$TEST_TMP/$name.ini"
+	"$BENCH" -c "$TEST_TMP/bench.ini" --jobs 10 --allow-non-durable \
+		--baseline-settings "$TEST_TMP/$name.ini" >/dev/null 2>"$TEST_TMP/$name.err" || rc=$?
+	[ "$rc" -eq 78 ] && grep -q "$message" "$TEST_TMP/$name.err"
+}
+check "a section other than [relay]/[consumer] is refused, with file and line" \
+	refused bad '[relay]\nclaim_max = 10\n[database]\nconninfo = x\n' 'bad.ini:3: section "database"'
+check "a key given twice in the fragment is refused" \
+	refused twice '[consumer]\nclaim_max = 10\nclaim_max = 20\n' \
+	'twice.ini:3: key "claim_max" is set twice in \[consumer\]'
+check "consumer.workers is refused (--workers sets it)" \
+	refused workers '[consumer]\nworkers = 2\n' 'workers.ini:2: key "workers" is set by --workers'
+check "an out-of-range value fails before any phase, naming the key" \
+	refused range '[relay]\nclaim_max = 0\n' 'claim_max: value "0" is out of range'
 check "the null publisher relays too" bench "$TEST_TMP/null.json" --publisher null
 check "null: relay rate, no end-to-end figures" \
 	jq -e '.relay_publish_rate > 0 and .end_to_end_rate == null' "$TEST_TMP/null.json" >/dev/null
-[ "$checks_failed" -eq 0 ] || cat "$TEST_TMP/bench.log"
+[ "$checks_failed" -eq 0 ] || cat "$TEST_TMP/bench.log" "$TEST_TMP"/*.err
 finish
