@@ -82,6 +82,7 @@ static void setup_workers(struct consumer *c, struct plugin_instance *const *ins
 			w->dest = d;
 			w->slot = k * (size_t)cfg->consumer.claim_max; /* a heartbeat slot per batch entry */
 			w->receive_lock = &c->receive_locks[i];
+			w->pace = &c->paces[i];
 			w->dlq = j == (size_t)cfg->consumer.workers;
 			w->inst = w->dlq ? NULL : instances[i];
 			w->uses_sqs = true;
@@ -104,6 +105,7 @@ static void free_consumer(struct consumer *c)
 	for (size_t i = 0; c->receive_locks != NULL && i < c->cfg->n_destinations; i++)
 		pthread_mutex_destroy(&c->receive_locks[i]);
 	free(c->receive_locks);
+	free(c->paces);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	free(c->workers);
@@ -155,10 +157,11 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
 	c->workers = calloc(c->n_workers ? c->n_workers : 1, sizeof(*c->workers));
 	c->receive_locks = calloc(cfg->n_destinations ? cfg->n_destinations : 1,
 	                          sizeof(*c->receive_locks));
+	c->paces = calloc(cfg->n_destinations ? cfg->n_destinations : 1, sizeof(*c->paces));
 	for (size_t i = 0; c->receive_locks != NULL && i < cfg->n_destinations; i++)
 		pthread_mutex_init(&c->receive_locks[i], NULL);
 	if (n != cfg->n_destinations || c->instance_id == NULL || c->workers == NULL ||
-	    c->receive_locks == NULL) {
+	    c->receive_locks == NULL || c->paces == NULL) {
 		log_error(n != cfg->n_destinations ? "consumer needs one plugin instance per destination"
 		                                   : "out of memory");
 		goto fail;

@@ -59,12 +59,22 @@ struct consumer_worker {
 	 * gets every message waiting (up to 10) instead of all of them waking
 	 * for the same few (docs/consumer.md, "Threads"). */
 	pthread_mutex_t *receive_lock;
+	/* Borrowed from the consumer, one per destination, guarded by
+	 * receive_lock: the destination's arrival rate (consumer/loop.c). */
+	struct consumer_pace *pace;
 	/* The receipt handles (borrowed from the receive batch) of the
 	 * messages left to the per-message rules that wait behind the one
 	 * being processed: its heartbeat keeps them visibility-fresh too.
 	 * None outside a batch, and in consumer_runner. */
 	const char *waiting[SQS_MAX_BATCH_ENTRIES];
 	size_t n_waiting;
+};
+
+/* A destination's receive pacing (consumer/loop.c), under its receive lock. */
+struct consumer_pace {
+	double rate;       /* messages per ms, smoothed */
+	int64_t last_ms;   /* CLOCK_MONOTONIC of the last receive's answer */
+	size_t last_n;     /* what it brought */
 };
 
 struct consumer {
@@ -75,6 +85,7 @@ struct consumer {
 	struct heartbeat *hb;                        /* owned */
 	struct consumer_worker *workers;             /* owned; n_workers */
 	pthread_mutex_t *receive_locks;              /* owned; one per destination */
+	struct consumer_pace *paces;                 /* owned; one per destination */
 	size_t n_workers;
 	atomic_bool stopping;
 	pthread_mutex_t lock;                        /* guards busy; with cond */

@@ -54,6 +54,47 @@ static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs)
 	}
 }
 
+/* Weight of the newest receive in a destination's arrival-rate estimate. */
+#define PACE_WEIGHT 0.5
+
+/*
+ * Before a receive: when messages arrive fast enough that a full receive
+ * (ten) comes within [consumer] linger_max_ms, wait for it, so that one
+ * ReceiveMessage, one claim statement and one completion transaction
+ * carry ten jobs instead of one or two each.  At lower rates, or after a
+ * full receive (a backlog: receive at once), no wait: latency unchanged.
+ * The same rule as the relay's linger (docs/performance.md, "Batches").
+ */
+static void pace_before_receive(struct consumer_worker *w)
+{
+	const struct consumer_pace *p = w->pace;
+	int linger = w->c->cfg->consumer.linger_max_ms;
+	double fill_ms;
+
+	if (p == NULL || linger <= 0 || p->rate <= 0 || p->last_n >= SQS_MAX_BATCH_ENTRIES)
+		return;
+	fill_ms = SQS_MAX_BATCH_ENTRIES / p->rate;
+	if (fill_ms <= linger)
+		(void)consumer_sleep(w->c, (int)fill_ms + 1);
+}
+
+/* After a receive of n messages: the destination's smoothed rate. */
+static void pace_after_receive(struct consumer_worker *w, size_t n)
+{
+	struct consumer_pace *p = w->pace;
+	int64_t now = now_ms();
+	double elapsed;
+
+	if (p == NULL)
+		return;
+	elapsed = p->last_ms > 0 ? (double)(now - p->last_ms) : 0;
+	if (elapsed < 1)
+		elapsed = 1;
+	p->rate = p->rate * (1 - PACE_WEIGHT) + PACE_WEIGHT * (double)n / elapsed;
+	p->last_ms = now;
+	p->last_n = n;
+}
+
 /* ReceiveMessage with the destination's receive lock held: one poller per
  * queue at a time (the others wait for it, then poll). */
 static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
@@ -70,8 +111,11 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 		return -1;
 	if (w->receive_lock != NULL)
 		pthread_mutex_lock(w->receive_lock);
+	pace_before_receive(w);
 	if (!consumer_stopping(w->c))
 		rc = consumer_worker_receive(w, w->dest->queue_url, msgs);
+	if (rc == 0)
+		pace_after_receive(w, msgs->n);
 	if (rc == 0 && w->c->cfg->consumer.linger_max_ms > 0)
 		receive_more(w, msgs);
 	if (w->receive_lock != NULL)
