@@ -67,6 +67,7 @@ struct relay_lane {
 	unsigned long long seq;
 	char token[256];       /* claimed_by of the current pass */
 	int limit;             /* the next claim's limit (relay/lane.h) */
+	bool idle;             /* our outbox.relay_idle row exists (as far as we know) */
 };
 
 /* One claimed event during a pass. */
@@ -135,6 +136,8 @@ void relay_lane_free(struct relay_lane *lane)
 {
 	if (lane == NULL)
 		return;
+	if (lane->conn != NULL && lane->idle)
+		(void)relay_lane_set_idle(lane, false);
 	metrics_gauge_add(METRIC_LANES_UP, lane->destination, lane->conn != NULL ? -1 : 0);
 	PQfinish(lane->conn);
 	free(lane->conninfo);
@@ -261,11 +264,39 @@ static int lane_connect(struct relay_lane *l)
 		l->conn = NULL;
 		return -1;
 	}
+	/* After a server crash the unlogged table is empty: write the row
+	 * again the next time the lane sleeps. */
+	l->idle = false;
 	metrics_gauge_add(METRIC_LANES_UP, l->destination, 1);
 	if (l->db_down)
 		log_info("reconnected to the database dest=%s", l->destination);
 	l->db_down = false;
 	return 0;
+}
+
+int relay_lane_set_idle(struct relay_lane *l, bool idle)
+{
+	static const char mark_sql[] =
+		"INSERT INTO outbox.relay_idle (destination, instance_id) VALUES ($1, $2)"
+		" ON CONFLICT DO NOTHING";
+	static const char clear_sql[] =
+		"DELETE FROM outbox.relay_idle WHERE destination = $1 AND instance_id = $2";
+	const char *params[2] = {l->destination, l->instance_id};
+	char err[LANE_ERR_LEN];
+	PGresult *res;
+
+	if (l->idle == idle)
+		return 0;
+	if (lane_connect(l) < 0)
+		return -1;
+	res = db_query(l->conn, idle ? mark_sql : clear_sql, 2, params, err, sizeof(err));
+	if (res == NULL) {
+		lane_db_failed(l, "could not record whether the relay lane is idle", err);
+		return -1;
+	}
+	PQclear(res);
+	l->idle = idle;
+	return 1;
 }
 
 static void item_dead(struct lane_item *it, const char *reason, const struct aws_result *r)

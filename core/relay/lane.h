@@ -94,10 +94,21 @@ int relay_lane_new(const char *conninfo, const char *destination, const char *qu
  */
 int relay_lane_pass(struct relay_lane *lane, struct relay_pass_stats *stats) OUTBOX_MUSTCHECK;
 
+/*
+ * Whether the lane is asleep waiting for a notification (idle) or busy
+ * polling on its own: an idle lane has a row in outbox.relay_idle, and
+ * only then do producers' commits notify (migrations/V7).  Writes the row
+ * or removes it when the state changes; a no-op otherwise.  Returns 1 when
+ * the state changed, 0 when it did not, -1 when the statement failed
+ * (logged; the lane then just polls, and the next call tries again).
+ */
+int relay_lane_set_idle(struct relay_lane *lane, bool idle);
+
 /* Borrowed from the lane. */
 const char *relay_lane_destination(const struct relay_lane *lane);
 
-/* Closes the connection; NULL is a no-op.  Does not free the publisher. */
+/* Removes the lane's outbox.relay_idle row (best effort) and closes the
+ * connection; NULL is a no-op.  Does not free the publisher. */
 void relay_lane_free(struct relay_lane *lane);
 
 #endif

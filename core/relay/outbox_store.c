@@ -319,11 +319,22 @@ out:
 	return rc;
 }
 
+/*
+ * Register or refresh, and forget the idle marks (migrations/V7) of
+ * instances whose registry row went stale (they crashed): producers would
+ * otherwise notify for a lane that no longer listens.
+ */
 static const char register_sql[] =
-	"INSERT INTO outbox.relay_instances (instance_id, destinations)"
-	" VALUES ($1, $2::jsonb)"
-	" ON CONFLICT (instance_id) DO UPDATE"
-	"   SET destinations = EXCLUDED.destinations, heartbeat_at = now()";
+	"WITH r AS ("
+	"  INSERT INTO outbox.relay_instances (instance_id, destinations)"
+	"  VALUES ($1, $2::jsonb)"
+	"  ON CONFLICT (instance_id) DO UPDATE"
+	"    SET destinations = EXCLUDED.destinations, heartbeat_at = now()"
+	"  RETURNING 1)"
+	" DELETE FROM outbox.relay_idle i"
+	"  WHERE i.instance_id <> $1 AND NOT EXISTS ("
+	"    SELECT 1 FROM outbox.relay_instances ri WHERE ri.instance_id = i.instance_id"
+	"       AND ri.heartbeat_at > now() - $3::integer * interval '1 second')";
 
 int outbox_store_register_relay(PGconn *conn, const char *instance_id,
                                 const char *const *known, size_t n, char *err, size_t errlen)
@@ -335,8 +346,11 @@ int outbox_store_register_relay(PGconn *conn, const char *instance_id,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	const char *params[2] = {instance_id, json};
-	res = db_query(conn, register_sql, 2, params, err, errlen);
+	char fresh_s[16];
+
+	snprintf(fresh_s, sizeof(fresh_s), "%d", OUTBOX_RELAY_HEARTBEAT_FRESH_SECONDS);
+	const char *params[3] = {instance_id, json, fresh_s};
+	res = db_query(conn, register_sql, 3, params, err, errlen);
 	free(json);
 	if (res == NULL)
 		return -1;
@@ -347,7 +361,9 @@ int outbox_store_register_relay(PGconn *conn, const char *instance_id,
 int outbox_store_unregister_relay(PGconn *conn, const char *instance_id, char *err, size_t errlen)
 {
 	const char *params[1] = {instance_id};
-	PGresult *res = db_query(conn, "DELETE FROM outbox.relay_instances WHERE instance_id = $1",
+	PGresult *res = db_query(conn,
+	                         "WITH i AS (DELETE FROM outbox.relay_idle WHERE instance_id = $1)"
+	                         " DELETE FROM outbox.relay_instances WHERE instance_id = $1",
 	                         1, params, err, errlen);
 
 	if (res == NULL)

@@ -33,6 +33,10 @@
 
 /* Weight of the newest pass in the lane's arrival-rate estimate. */
 #define RELAY_RATE_WEIGHT 0.5
+/* A busy lane polls this often, and goes idle after this many empty polls
+ * in a row (relay_busy_poll_ms). */
+#define RELAY_BUSY_POLL_MS 5
+#define RELAY_IDLE_AFTER_EMPTY 8
 
 struct relay_thread {
 	struct relay *r;                     /* back pointer */
@@ -48,6 +52,8 @@ struct relay_thread {
 	int db_failures;
 	int send_failures;
 	double rate;                         /* events per ms, smoothed (relay_linger_ms) */
+	int empty_polls;                     /* empty passes in a row (relay_busy_poll_ms) */
+	bool busy;                           /* polling on its own, not notified */
 	int64_t last_pass_ms;                /* CLOCK_MONOTONIC start of the last pass */
 };
 
@@ -150,6 +156,34 @@ static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stat
 	return fill_ms <= cfg->relay.linger_max_ms ? (long)fill_ms + 1 : 0;
 }
 
+/*
+ * After a pass that neither filled its claim nor lingers: keep polling
+ * every RELAY_BUSY_POLL_MS while events keep coming, and go idle (ask
+ * producers to notify: migrations/V7) only after RELAY_IDLE_AFTER_EMPTY
+ * empty polls in a row.  A notification serialises the producers'
+ * commits (docs/performance.md, "Waking up"), so a lane that sees work
+ * every few milliseconds must not need one; a quiet lane costs its
+ * producers nothing either way.  0: go idle now.  No busy polling when
+ * lingering is off (linger_max_ms = 0).
+ */
+static long relay_busy_poll_ms(struct relay_thread *t, const struct relay_pass_stats *st)
+{
+	if (t->r->cfg->relay.linger_max_ms <= 0)
+		return 0;
+	if (st->claimed > 0) {
+		t->empty_polls = 0;
+		t->busy = true;
+		return RELAY_BUSY_POLL_MS;
+	}
+	if (!t->busy)
+		return 0; /* idle already: sleep until notified */
+	if (++t->empty_polls < RELAY_IDLE_AFTER_EMPTY)
+		return RELAY_BUSY_POLL_MS;
+	t->busy = false;
+	t->empty_polls = 0;
+	return 0;
+}
+
 static void *lane_main(void *arg)
 {
 	struct relay_thread *t = arg;
@@ -176,13 +210,24 @@ static void *lane_main(void *arg)
 		}
 		if (st.full) {
 			t->last_pass_ms = started_ms;
+			t->busy = true;
+			t->empty_polls = 0;
+			(void)relay_lane_set_idle(t->lane, false);
 			continue;
 		}
 		linger = st.claimed > 0 ? relay_linger_ms(t, &st, started_ms) : 0;
+		if (linger == 0)
+			linger = relay_busy_poll_ms(t, &st);
 		if (linger > 0) {
+			/* Busy: we poll on our own, so producers need not notify. */
+			(void)relay_lane_set_idle(t->lane, false);
 			lane_sleep(t, linger, false);
 			continue;
 		}
+		/* Going to sleep: ask producers to notify, then look once more,
+		 * for the events committed before they could see the request. */
+		if (relay_lane_set_idle(t->lane, true) > 0)
+			continue;
 		lane_sleep(t, t->r->cfg->relay.poll_interval_ms, true);
 	}
 	return NULL;

@@ -475,8 +475,24 @@ static long wait_listener(long not_pid)
 	return 0;
 }
 
+/* Waits until the lane of dest has asked producers to notify it (its
+ * outbox.relay_idle row): it is asleep waiting for a notification. */
+static void wait_idle(const char *dest)
+{
+	double deadline = now_s() + 5;
+
+	while (now_s() < deadline) {
+		if (count_where("SELECT count(*) FROM outbox.relay_idle WHERE destination = '%s'",
+		                dest) == 1)
+			return;
+		sleep_ms(20);
+	}
+	fail_msg("the lane of \"%s\" never went idle", dest);
+}
+
 /* NOTIFY wakes an idle lane long before its 30 s poll, also after the
- * listener's connection was killed and came back. */
+ * listener's connection was killed and came back; a busy lane's row is
+ * gone, and a stopped relay leaves none. */
 static void test_notify_wakes_lane(void **state)
 {
 	char *url = make_queue("notify");
@@ -487,17 +503,19 @@ static void test_notify_wakes_lane(void **state)
 
 	assert_int_equal(relay_start(cfg, "test:notify", &r), 0);
 	long pid = wait_listener(0);
-	sleep_ms(100); /* let the lane finish its first (empty) pass and sleep */
+	wait_idle("notifydest");
 	insert_events("notify1", "notifydest", 3, 0);
 	assert_true(wait_count("notifydest", 3, 3));
 
 	snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%ld)", pid);
 	testdb_exec(fx.db, sql);
 	wait_listener(pid);
-	sleep_ms(100);
+	wait_idle("notifydest");
 	insert_events("notify2", "notifydest", 3, 0);
 	assert_true(wait_count("notifydest", 6, 3));
 	relay_stop(r);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.relay_idle WHERE destination"
+	                             " = '%s'", "notifydest"), 0);
 	cfg_free(cfg);
 	free(ini);
 	free(url);
