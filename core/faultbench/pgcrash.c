@@ -124,7 +124,7 @@ static int restart_pg(struct fb *fb)
 {
 	int status;
 
-	log_info("pg_crash: running \"%s\" with %s", fb->pg_restart, "the pipeline busy");
+	log_info("pg_crash: running \"%s\"", fb->pg_restart);
 	fflush(NULL);
 	status = system(fb->pg_restart);
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {

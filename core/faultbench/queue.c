@@ -144,30 +144,40 @@ static bool deleted(const char *buf, const char *id)
 	return strstr(buf, needle) != NULL || (strncmp(buf, needle + 1, strlen(needle + 1)) == 0);
 }
 
+/* Parses "M <id> <len>" from line[0..n) (no newline, no NUL needed: sscanf
+ * reads a copy).  Returns true with id and *blen set. */
+static bool message_header(const char *line, size_t n, char id[64], size_t *blen)
+{
+	char head[128];
+	int used = 0;
+
+	if (n == 0 || line[0] != 'M' || n >= sizeof(head))
+		return false;
+	memcpy(head, line, n);
+	head[n] = '\0';
+	return sscanf(head, "M %63s %zu%n", id, blen, &used) == 2 && (size_t)used == n;
+}
+
 size_t fb_journal_scan(const char *buf, size_t len, fb_journal_fn fn, void *arg)
 {
 	size_t pos = 0;
 
 	while (pos < len) {
-		char id[64];
-		size_t blen = 0;
-		int used = 0;
 		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t hlen, blen;
+		char id[64];
 
 		if (nl == NULL)
 			break; /* a record still being written (or never finished) */
-		/* The header ends at its own newline: the body follows it. */
-		if (buf[pos] == 'M' && sscanf(buf + pos, "M %63s %zu%n", id, &blen, &used) == 2 &&
-		    used > 0 && buf + pos + used == nl) {
-			used++;
-			if (pos + (size_t)used + blen >= len)
+		hlen = (size_t)(nl - (buf + pos));
+		if (message_header(buf + pos, hlen, id, &blen)) {
+			/* The body follows the header's newline and ends with its own. */
+			if (pos + hlen + 1 + blen >= len || fn(arg, id, nl + 1, blen) < 0)
 				break;
-			if (fn(arg, id, buf + pos + used, blen) < 0)
-				break;
-			pos += (size_t)used + blen + 1;
+			pos += hlen + 1 + blen + 1;
 			continue;
 		}
-		pos = (size_t)(nl - buf) + 1;
+		pos += hlen + 1;
 	}
 	return pos;
 }
