@@ -91,11 +91,8 @@ void fb_load_relay(struct fb *fb, struct fb_dest *d, size_t i, void *arg)
 	struct relay_pass_stats st;
 
 	(void)i;
-	/* Until struct relay_lane_settings carries [relay] synchronous_commit,
-	 * the lane's sessions get it from libpq's PGOPTIONS, which only this
-	 * child's connections read (a conninfo with its own options= wins). */
-	if (!fb->run_cfg.relay.synchronous_commit)
-		setenv("PGOPTIONS", "-c synchronous_commit=off", 1);
+	/* The daemon's settings, synchronous_commit included: the marks are
+	 * asynchronous unless the file says [relay] synchronous_commit = on. */
 	relay_lane_settings_from_cfg(&fb->run_cfg, &s);
 	if (fb_publisher(fb, d, &pub) < 0 ||
 	    relay_lane_new(fb->cfg->database.conninfo, d->name, d->queue_url, fb->instance_id, &s,
