@@ -10,7 +10,9 @@
  * Runs each scenario N times against the database of FILE, every
  * repetition in a forked child that ends with _exit(137) at a named fault
  * point (core/common/fault.h), then counts losses and duplicates from the
- * database, the queue and the handler's own records.  Exit codes: 0 when
+ * database, the queue and the handler's own records.  With
+ * --pg-restart-command, pg_crash (faultbench/pgcrash.c) also kills the
+ * database itself, three times, under load.  Exit codes: 0 when
  * every scenario ran (the counters are the result, whatever they are), 64
  * usage, 78 configuration, 69 a service is unavailable, 1 other failure.
  */
