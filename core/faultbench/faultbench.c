@@ -4,12 +4,15 @@
  * faultbench/faultbench.c: outbox-faultbench (docs/reliability.md).
  *
  *   outbox-faultbench [-c FILE] --repetitions N [--publisher fake|sqs]
- *                     [--scenarios seed|all] [--json] [--log-level LEVEL]
+ *                     [--scenarios seed|all] [--pg-restart-command CMD] [--json]
+ *                     [--log-level LEVEL]
  *
  * Runs each scenario N times against the database of FILE, every
  * repetition in a forked child that ends with _exit(137) at a named fault
  * point (core/common/fault.h), then counts losses and duplicates from the
- * database, the queue and the handler's own records.  Exit codes: 0 when
+ * database, the queue and the handler's own records.  With
+ * --pg-restart-command, pg_crash (faultbench/pgcrash.c) also kills the
+ * database itself, three times, under load.  Exit codes: 0 when
  * every scenario ran (the counters are the result, whatever they are), 64
  * usage, 78 configuration, 69 a service is unavailable, 1 other failure.
  */
@@ -50,6 +53,7 @@ struct fb_options {
 	const char *publisher;
 	bool all;
 	bool json;
+	const char *pg_restart;
 };
 
 static const char effects_sql[] =
@@ -59,8 +63,8 @@ static const char effects_sql[] =
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: outbox-faultbench [-c FILE] --repetitions N [--publisher fake|sqs]\n"
-	             "                         [--scenarios seed|all] [--json]"
-	             " [--log-level LEVEL]\n");
+	             "                         [--scenarios seed|all] [--pg-restart-command CMD]\n"
+	             "                         [--json] [--log-level LEVEL]\n");
 }
 
 static int parse_args(int argc, char **argv, struct fb_options *o)
@@ -71,6 +75,7 @@ static int parse_args(int argc, char **argv, struct fb_options *o)
 		{"publisher", required_argument, NULL, 'p'},
 		{"scenarios", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"pg-restart-command", required_argument, NULL, 'r'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -100,6 +105,11 @@ static int parse_args(int argc, char **argv, struct fb_options *o)
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'r':
+			if (optarg[0] == '\0')
+				return -1;
+			o->pg_restart = optarg;
 			break;
 		case 'l':
 			if (!log_parse_level(optarg, &log_max_level))
@@ -376,6 +386,7 @@ static int setup(struct fb *fb, const struct fb_options *o)
 	}
 	cfg_errors_free(&errs);
 	fb->publisher = o->publisher;
+	fb->pg_restart = o->pg_restart;
 	fb->reps = o->reps;
 	snprintf(fb->run, sizeof(fb->run), "%lx%x", (unsigned long)time(NULL) & 0xffffff,
 	         (unsigned)getpid() & 0xffff);
@@ -436,6 +447,28 @@ static void teardown(struct fb *fb)
 
 typedef int (*fb_scenario_fn)(struct fb *fb, json_t *out);
 
+/* The pg_crash keys at the top level: null when the scenario was skipped
+ * (its object says why), so the seed's text table stays as it is. */
+static int summarize_pg_crash(json_t *doc, json_t *obj)
+{
+	static const char *const keys[][2] = {
+		{"committed_jobs", "pg_crash_committed_jobs"},
+		{"committed_not_succeeded", "pg_crash_lost_jobs"},
+		{"duplicate_business_effects", "pg_crash_duplicate_business_effects"},
+		{"restarts", "pg_crash_restarts"},
+		{"resent_events", "pg_crash_resent_events"},
+	};
+	bool ran = obj != NULL && json_object_get(obj, "skipped") == NULL;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = ran ? json_object_get(obj, keys[i][0]) : json_null();
+		if (v == NULL)
+			return -1;
+		json_object_set(doc, keys[i][1], v);
+	}
+	return 0;
+}
+
 /* The six keys of the seed scenarios (docs/reliability.md) and the relay's figures, from the seed
  * scenarios' objects; 0 or -1. */
 static int summarize(json_t *doc, json_t *scen)
@@ -468,7 +501,7 @@ static int summarize(json_t *doc, json_t *scen)
 	}
 	json_object_set_new(doc, "extra_lost_jobs", json_integer(lost));
 	json_object_set_new(doc, "extra_duplicate_business_effects", json_integer(dups));
-	return 0;
+	return summarize_pg_crash(doc, json_object_get(scen, "pg_crash"));
 }
 
 static int run_all(struct fb *fb, bool all, json_t *scen)
@@ -476,17 +509,19 @@ static int run_all(struct fb *fb, bool all, json_t *scen)
 	static const struct {
 		const char *name;
 		fb_scenario_fn fn;
-		bool extra;
+		bool extra; /* run with --scenarios all only */
+		bool own;   /* neither seed nor added: decides itself (pg_crash) */
 	} list[] = {
-		{"direct_publish", fb_scenario_direct_publish, false},
-		{"in_transaction", fb_scenario_in_transaction, false},
-		{"after_commit", fb_scenario_after_commit, false},
-		{"delivered_twice", fb_scenario_delivered_twice, false},
-		{"relay_after_send", fb_scenario_relay_after_send, true},
-		{"consumer_in_execute", fb_scenario_consumer_in_execute, true},
-		{"consumer_in_commit", fb_scenario_consumer_in_commit, true},
-		{"redrive_race", fb_scenario_redrive_race, true},
-		{"correction_race", fb_scenario_correction_race, true},
+		{"direct_publish", fb_scenario_direct_publish, false, false},
+		{"in_transaction", fb_scenario_in_transaction, false, false},
+		{"after_commit", fb_scenario_after_commit, false, false},
+		{"delivered_twice", fb_scenario_delivered_twice, false, false},
+		{"relay_after_send", fb_scenario_relay_after_send, true, false},
+		{"consumer_in_execute", fb_scenario_consumer_in_execute, true, false},
+		{"consumer_in_commit", fb_scenario_consumer_in_commit, true, false},
+		{"redrive_race", fb_scenario_redrive_race, true, false},
+		{"correction_race", fb_scenario_correction_race, true, false},
+		{"pg_crash", fb_scenario_pg_crash, false, true},
 	};
 
 	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
@@ -501,7 +536,8 @@ static int run_all(struct fb *fb, bool all, json_t *scen)
 			json_decref(obj);
 			return -1;
 		}
-		json_object_set_new(obj, "extra", json_boolean(list[i].extra));
+		if (!list[i].own)
+			json_object_set_new(obj, "extra", json_boolean(list[i].extra));
 		json_object_set_new(scen, list[i].name, obj);
 	}
 	return 0;
@@ -522,7 +558,7 @@ static void print_text(json_t *doc)
 
 int main(int argc, char **argv)
 {
-	struct fb_options o = {SYSCONFDIR "/outboxd/relay.ini", 0, "fake", false, false};
+	struct fb_options o = {SYSCONFDIR "/outboxd/relay.ini", 0, "fake", false, false, NULL};
 	struct fb fb;
 	json_t *doc = NULL, *scen = NULL;
 	int rc;

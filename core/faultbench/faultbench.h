@@ -12,6 +12,7 @@
  * faultbench/seed.c   the four seed scenarios (docs/reliability.md)
  * faultbench/extra.c  the added scenarios (relay/consumer crashes, redrive
  *                     and window-correction races)
+ * faultbench/pgcrash.c the pg_crash scenario: PostgreSQL killed under load
  *
  * Every scenario has its own destination (fb_NAME_RUN), so its events, jobs,
  * queue and plugin instance are its own.  Job identities carry a run tag,
@@ -71,6 +72,7 @@ struct fb {
 	struct cfg *cfg;           /* owned: relay.ini */
 	struct cfg run_cfg;        /* shallow copy with the bench's settings */
 	const char *publisher;     /* "fake" or "sqs" */
+	const char *pg_restart;    /* --pg-restart-command (borrowed from argv) or NULL */
 	int reps;
 	char run[48];              /* run tag in every identity */
 	char dir[FB_PATH_MAX];     /* temporary files */
@@ -133,6 +135,23 @@ int fb_relay_drain(struct fb *fb, struct fb_dest *d, int batch_size, long *batch
 
 /* --- faultbench/queue.c --- */
 
+/* Appends len bytes of buf to path with one write() (O_APPEND, created
+ * 0600), so a record of a killed writer is never torn.  Returns 0 or -1. */
+int fb_append(const char *path, const char *buf, size_t len) OUTBOX_MUSTCHECK;
+
+/* Called for each message record of a fake journal: id and body point
+ * into the scanned buffer.  A negative return ends the scan. */
+typedef int (*fb_journal_fn)(void *arg, const char *id, const char *body, size_t len);
+
+/* Calls fn for every complete "M" record of buf[0..len) in order, skipping
+ * other records.  Returns the bytes consumed: a record still being written
+ * at the end is left for the next scan. */
+size_t fb_journal_scan(const char *buf, size_t len, fb_journal_fn fn, void *arg);
+
+/* Fake queue only: every message the publisher accepted for d, deleted or
+ * not, in the order sent.  *out is replaced.  Returns 0 or -1. */
+int fb_queue_sent(const struct fb_dest *d, struct fb_deliveries *out) OUTBOX_MUSTCHECK;
+
 /* A publisher for d: fake (appending to d's journal) or sqs.  Free with
  * publisher_free(). */
 int fb_publisher(struct fb *fb, struct fb_dest *d, struct publisher **out) OUTBOX_MUSTCHECK;
@@ -172,6 +191,13 @@ int fb_scenario_consumer_in_execute(struct fb *fb, json_t *out) OUTBOX_MUSTCHECK
 int fb_scenario_consumer_in_commit(struct fb *fb, json_t *out) OUTBOX_MUSTCHECK;
 int fb_scenario_redrive_race(struct fb *fb, json_t *out) OUTBOX_MUSTCHECK;
 int fb_scenario_correction_race(struct fb *fb, json_t *out) OUTBOX_MUSTCHECK;
+
+/* --- faultbench/pgcrash.c --- */
+
+/* PostgreSQL killed (fb->pg_restart) under producers, relay and consumer
+ * load; fills out with its counters, or with "skipped" and the reason
+ * when there is no restart command or the publisher is not fake. */
+int fb_scenario_pg_crash(struct fb *fb, json_t *out) OUTBOX_MUSTCHECK;
 
 /* Common result keys of a delivered scenario: lost jobs (not SUCCEEDED
  * or DEAD), duplicate business effects, handler runs. */

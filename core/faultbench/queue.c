@@ -29,8 +29,7 @@
 
 #define FB_RECEIVE_VISIBILITY 120
 
-/* Appends len bytes to path with one write(). */
-static int append(const char *path, const char *buf, size_t len)
+int fb_append(const char *path, const char *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	ssize_t n;
@@ -58,7 +57,7 @@ static int fake_hook(void *arg, const char *queue_url, const char *body, size_t 
 	memcpy(buf, head, (size_t)n);
 	memcpy(buf + n, body, body_len);
 	buf[(size_t)n + body_len] = '\n';
-	rc = append(d->journal, buf, (size_t)n + body_len + 1);
+	rc = fb_append(d->journal, buf, (size_t)n + body_len + 1);
 	free(buf);
 	return rc;
 }
@@ -145,32 +144,78 @@ static bool deleted(const char *buf, const char *id)
 	return strstr(buf, needle) != NULL || (strncmp(buf, needle + 1, strlen(needle + 1)) == 0);
 }
 
-static int fake_fetch(const struct fb_dest *d, struct fb_deliveries *out)
+/* Parses "M <id> <len>" from line[0..n) (no newline, no NUL needed: sscanf
+ * reads a copy).  Returns true with id and *blen set. */
+static bool message_header(const char *line, size_t n, char id[64], size_t *blen)
 {
-	size_t len, pos = 0;
+	char head[128];
+	int used = 0;
+
+	if (n == 0 || line[0] != 'M' || n >= sizeof(head))
+		return false;
+	memcpy(head, line, n);
+	head[n] = '\0';
+	return sscanf(head, "M %63s %zu%n", id, blen, &used) == 2 && (size_t)used == n;
+}
+
+size_t fb_journal_scan(const char *buf, size_t len, fb_journal_fn fn, void *arg)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t hlen, blen;
+		char id[64];
+
+		if (nl == NULL)
+			break; /* a record still being written (or never finished) */
+		hlen = (size_t)(nl - (buf + pos));
+		if (message_header(buf + pos, hlen, id, &blen)) {
+			/* The body follows the header's newline and ends with its own. */
+			if (pos + hlen + 1 + blen >= len || fn(arg, id, nl + 1, blen) < 0)
+				break;
+			pos += hlen + 1 + blen + 1;
+			continue;
+		}
+		pos += hlen + 1;
+	}
+	return pos;
+}
+
+struct fetch_arg {
+	const char *buf;
+	struct fb_deliveries *out;
+	bool with_deleted;
+	int rc;
+};
+
+static int fetch_one(void *arg, const char *id, const char *body, size_t len)
+{
+	struct fetch_arg *a = arg;
+
+	if (!a->with_deleted && deleted(a->buf, id))
+		return 0;
+	a->rc = add_delivery(a->out, id, id, body, len);
+	return a->rc;
+}
+
+static int fake_fetch(const struct fb_dest *d, struct fb_deliveries *out, bool with_deleted)
+{
+	size_t len;
 	char *buf = slurp(d->journal, &len);
-	int rc = 0;
+	struct fetch_arg a = {buf, out, with_deleted, 0};
 
 	if (buf == NULL)
 		return -1;
-	while (pos < len && rc == 0) {
-		char id[64];
-		size_t blen = 0;
-		int used = 0;
-
-		if (buf[pos] == 'M' && sscanf(buf + pos, "M %63s %zu\n%n", id, &blen, &used) == 2 &&
-		    used > 0 && pos + (size_t)used + blen < len) {
-			if (!deleted(buf, id))
-				rc = add_delivery(out, id, id, buf + pos + used, blen);
-			pos += (size_t)used + blen + 1;
-			continue;
-		}
-		while (pos < len && buf[pos] != '\n')
-			pos++;
-		pos++;
-	}
+	fb_journal_scan(buf, len, fetch_one, &a);
 	free(buf);
-	return rc;
+	return a.rc;
+}
+
+int fb_queue_sent(const struct fb_dest *d, struct fb_deliveries *out)
+{
+	fb_deliveries_free(out);
+	return fake_fetch(d, out, true);
 }
 
 /* Makes every receipt in d->last visible again (deleted ones fail: fine). */
@@ -231,7 +276,7 @@ int fb_queue_fetch(struct fb *fb, struct fb_dest *d, struct fb_deliveries *out)
 	fb_deliveries_free(out);
 	if (strcmp(fb->publisher, "sqs") == 0)
 		return sqs_fetch(fb, d, out);
-	return fake_fetch(d, out);
+	return fake_fetch(d, out, false);
 }
 
 long fb_deliveries_find(const struct fb_deliveries *ds, const char *event_id, size_t from)
@@ -270,7 +315,7 @@ static void fake_flush(void *ctx)
 
 	for (size_t i = 0; i < p->n; i++)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "D %s\n", p->pending[i]);
-	if (len > 0 && append(p->d->journal, buf, len) < 0)
+	if (len > 0 && fb_append(p->d->journal, buf, len) < 0)
 		log_warning("could not record deletions in %s", p->d->journal);
 	p->deletes += p->n;
 	p->n = 0;
@@ -293,7 +338,7 @@ static int fake_visibility(void *ctx, const struct sqs_message *m, int seconds,
 	int n = snprintf(line, sizeof(line), "V %s %d\n", m->receipt_handle, seconds);
 
 	aws_result_reset(res);
-	return append(p->d->journal, line, (size_t)n);
+	return fb_append(p->d->journal, line, (size_t)n);
 }
 
 static const struct consumer_port_ops fake_ops = {fake_delete, fake_flush, fake_visibility};
@@ -307,7 +352,7 @@ static void report(const struct fb_dest *d, const struct consumer_counters *c,
 	                 c->handler_runs, c->succeeded, c->stale, c->lost_claims, c->db_errors,
 	                 deletes);
 
-	if (append(d->stats, line, (size_t)n) < 0)
+	if (fb_append(d->stats, line, (size_t)n) < 0)
 		log_warning("could not write %s", d->stats);
 }
 

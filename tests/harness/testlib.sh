@@ -5,6 +5,8 @@
 #   write_ini FILE CONNINFO    a relay.ini for that database (3 destinations)
 #   psql_q CONNINFO SQL        one value, unaligned
 #   check DESCRIPTION CMD...   runs CMD; counts and prints ok/not ok
+#   private_pg_start           a cluster of the test's own, for tests that kill
+#                              PostgreSQL (PRIV_PG_*); private_pg_ctl, private_pg_stop
 #   finish                     prints the totals; exits 1 if any check failed
 set -eu
 
@@ -79,6 +81,36 @@ check() {
 		checks_failed=$((checks_failed + 1))
 		echo "not ok - $what"
 	fi
+}
+
+# A throwaway cluster of the test's own (services.sh's pg_start), for tests
+# that stop or kill PostgreSQL: the shared one must never be.  Sets
+# PRIV_PG_DATA, PRIV_PG_PORT and PRIV_PG_CONNINFO; the shared cluster's
+# OUTBOX_TEST_PG_* keep their values.  Returns 1 if it could not start.
+private_pg_start() {
+	local shared_data=${OUTBOX_TEST_PG_DATA:-} shared_conninfo=${OUTBOX_TEST_PG_CONNINFO:-}
+	local shared_port=${OUTBOX_TEST_PG_PORT:-}
+	. "$OUTBOX_SRCDIR/tests/harness/services.sh"
+	pg_start || return 1
+	PRIV_PG_DATA=$OUTBOX_TEST_PG_DATA PRIV_PG_PORT=$OUTBOX_TEST_PG_PORT
+	PRIV_PG_CONNINFO=$OUTBOX_TEST_PG_CONNINFO
+	export OUTBOX_TEST_PG_DATA=$shared_data OUTBOX_TEST_PG_CONNINFO=$shared_conninfo
+	export OUTBOX_TEST_PG_PORT=$shared_port
+}
+
+# private_pg_ctl ARGS...: the private cluster's pg_ctl, as postgres, logging
+# to the server log beside its data directory.
+private_pg_ctl() {
+	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$PRIV_PG_DATA" \
+		-l "$(dirname "$PRIV_PG_DATA")/server.log" "$@"
+}
+
+# Stops the private cluster (immediate) and removes it; a no-op without one.
+private_pg_stop() {
+	[ -n "${PRIV_PG_DATA:-}" ] || return 0
+	private_pg_ctl -m immediate stop >/dev/null 2>&1 || true
+	rm -rf "$(dirname "$PRIV_PG_DATA")"
+	PRIV_PG_DATA=
 }
 
 finish() {
