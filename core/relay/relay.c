@@ -33,9 +33,10 @@
 
 /* Weight of the newest pass in the lane's arrival-rate estimate. */
 #define RELAY_RATE_WEIGHT 0.5
-/* A busy lane polls this often, and goes idle after this many empty polls
- * in a row (relay_busy_poll_ms). */
-#define RELAY_BUSY_POLL_MS 5
+/* A busy lane polls every linger_max_ms / RELAY_BUSY_POLL_DIVISOR, and
+ * goes idle after RELAY_IDLE_AFTER_EMPTY empty polls in a row
+ * (relay_busy_poll_ms). */
+#define RELAY_BUSY_POLL_DIVISOR 2
 #define RELAY_IDLE_AFTER_EMPTY 8
 
 struct relay_thread {
@@ -168,17 +169,19 @@ static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stat
  */
 static long relay_busy_poll_ms(struct relay_thread *t, const struct relay_pass_stats *st)
 {
-	if (t->r->cfg->relay.linger_max_ms <= 0)
+	long every = t->r->cfg->relay.linger_max_ms / RELAY_BUSY_POLL_DIVISOR;
+
+	if (every <= 0)
 		return 0;
 	if (st->claimed > 0) {
 		t->empty_polls = 0;
 		t->busy = true;
-		return RELAY_BUSY_POLL_MS;
+		return every;
 	}
 	if (!t->busy)
 		return 0; /* idle already: sleep until notified */
 	if (++t->empty_polls < RELAY_IDLE_AFTER_EMPTY)
-		return RELAY_BUSY_POLL_MS;
+		return every;
 	t->busy = false;
 	t->empty_polls = 0;
 	return 0;
