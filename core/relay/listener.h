@@ -4,7 +4,8 @@
  * relay/listener.h: the relay's housekeeping thread.
  *
  * It holds one dedicated connection that LISTENs on 'outbox_new' (fed by
- * the trigger of migrations/V2__relay_notify.sql, payload = destination)
+ * the trigger of migrations/V7__relay_idle_notify.sql, payload =
+ * destination, sent only while a lane of it is idle)
  * and wakes the lane of that destination.  One listener for all lanes:
  * one extra connection per process instead of one per destination, and a
  * lane's own connection stays free for its statements.  The same thread
