@@ -455,9 +455,12 @@ static void test_lane_isolation_and_backoff(void **state)
 /* The listener's backend once it ran a statement: LISTEN comes first. */
 static long listener_pid(void)
 {
+	/* Listening: its last statement is LISTEN or a later one, not the
+	 * session settings (SET ...) that come first. */
 	return testdb_scalar(fx.db, "SELECT coalesce(max(pid), 0) FROM pg_stat_activity WHERE"
 	                            " datname = current_database() AND application_name ="
-	                            " 'outboxd relay listener' AND query <> ''");
+	                            " 'outboxd relay listener' AND query <> ''"
+	                            " AND query NOT LIKE 'SET %' AND state = 'idle'");
 }
 
 static long wait_listener(long not_pid)
