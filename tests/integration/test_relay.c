@@ -126,6 +126,25 @@ static size_t receive_all(const char *url, size_t want, json_t *bodies)
 	return got;
 }
 
+/* All n events of dest are PUBLISHED with a message id, and url holds
+ * every one's own body: none missing, none twice. */
+static void assert_published_once(const char *dest, const char *url, size_t n)
+{
+	json_t *bodies = json_array();
+	char *text;
+
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events WHERE destination"
+	                             " = '%s' AND status = 'PUBLISHED' AND sqs_message_id IS NOT NULL",
+	                             dest), n);
+	assert_int_equal(receive_all(url, n, bodies), n);
+	text = json_dumps(bodies, JSON_COMPACT);
+	assert_int_equal(count_where("SELECT count(DISTINCT e.event_id) FROM outbox.outbox_events e,"
+	                             " jsonb_array_elements_text('%s'::jsonb) b WHERE e.body = b",
+	                             text), n);
+	free(text);
+	json_decref(bodies);
+}
+
 static struct relay_lane *make_lane(const char *dest, const char *url, struct publisher *pub)
 {
 	const struct relay_lane_settings s = {.batch_size = 10, .claim_max = 10, .synchronous_commit = true,
@@ -192,23 +211,12 @@ static void test_crash_before_send(void **state)
 	struct publisher *pub = sqs_publisher();
 	struct relay_lane *lane = make_lane("crash", url, pub);
 	struct relay_pass_stats st;
-	json_t *bodies = json_array();
 
 	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events"
 	                             " WHERE destination = '%s' AND status = 'NEW'", "crash"), 20);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(relay_lane_pass(lane, &st), 0);
-	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events WHERE destination"
-	                             " = '%s' AND status = 'PUBLISHED' AND sqs_message_id IS NOT NULL",
-	                             "crash"), 20);
-	assert_int_equal(receive_all(url, 20, bodies), 20);
-	/* Every event's own body arrived: none missing, none twice. */
-	char *text = json_dumps(bodies, JSON_COMPACT);
-	assert_int_equal(count_where("SELECT count(DISTINCT e.event_id) FROM outbox.outbox_events e,"
-	                             " jsonb_array_elements_text('%s'::jsonb) b WHERE e.body = b",
-	                             text), 20);
-	free(text);
-	json_decref(bodies);
+	assert_published_once("crash", url, 20);
 	relay_lane_free(lane);
 	publisher_free(pub);
 	free(url);
@@ -262,7 +270,6 @@ static void test_large_claims_sent_concurrently(void **state)
 	struct relay_pass_stats st;
 	const size_t want_limits[] = {10, 20, 40, 80, 80, 80};
 	size_t passes = 0, published = 0, requests = 0;
-	json_t *bodies = json_array();
 
 	(void)state;
 	assert_int_equal(aws_env_load(&env, NULL, fx.endpoint, fx.endpoint), 0);
@@ -288,16 +295,7 @@ static void test_large_claims_sent_concurrently(void **state)
 	/* The backlog is gone: the claims shrink again. */
 	assert_int_equal(relay_lane_pass(lane, &st), 0);
 	assert_int_equal(st.limit, 40);
-	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events WHERE destination"
-	                             " = '%s' AND status = 'PUBLISHED' AND sqs_message_id IS NOT NULL",
-	                             "wide"), 300);
-	assert_int_equal(receive_all(url, 300, bodies), 300);
-	char *text = json_dumps(bodies, JSON_COMPACT);
-	assert_int_equal(count_where("SELECT count(DISTINCT e.event_id) FROM outbox.outbox_events e,"
-	                             " jsonb_array_elements_text('%s'::jsonb) b WHERE e.body = b",
-	                             text), 300);
-	free(text);
-	json_decref(bodies);
+	assert_published_once("wide", url, 300);
 	relay_lane_free(lane);
 	publisher_free(pub);
 	free(url);
