@@ -42,6 +42,7 @@
  */
 static const size_t min_size_by_minor[OUTBOX_PLUGIN_ABI_MINOR + 1] = {
 	[0] = sizeof(struct outbox_plugin),
+	[1] = sizeof(struct outbox_plugin), /* 1.1 grew struct outbox_result only */
 };
 
 struct plugin_module {

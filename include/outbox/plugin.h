@@ -27,6 +27,8 @@
  * Versioning: abi_major must equal the host's, the plugin's abi_minor must
  * be <= the host's, and struct_size must be at least the descriptor size of
  * that minor.  Members are only ever appended, in a new minor version.
+ * 1.1 appended struct outbox_result's retry_after_ms; a plugin built
+ * against 1.0 loads unchanged (docs/plugin-api.md, "Versions").
  *
  * Plugins never exit, abort or assert; they report through the verdict.
  * Plugins never call process-wide init/cleanup functions
@@ -49,7 +51,7 @@ extern "C" {
 
 #define OUTBOX_PLUGIN_ABI_MAGIC 0x4f425850u /* "OBXP" */
 #define OUTBOX_PLUGIN_ABI_MAJOR 1
-#define OUTBOX_PLUGIN_ABI_MINOR 0
+#define OUTBOX_PLUGIN_ABI_MINOR 1
 
 /*
  * Layout-relevant facts a plugin was compiled with; the host refuses a
@@ -128,11 +130,18 @@ struct outbox_job {
  *   output  set it to a NEW reference (or leave NULL); the host takes
  *           ownership and passes it, borrowed, to commit().  The host drops
  *           it when the verdict is not OUTBOX_OK.
+ *   retry_after_ms  (ABI 1.1) with OUTBOX_RETRY only: the earliest time the
+ *           next attempt may start, in milliseconds from now, e.g. from an
+ *           HTTP Retry-After header.  0 on entry; left 0, the destination's
+ *           backoff decides.  The host caps it at the destination's
+ *           backoff maximum (backoff_max_seconds) and ignores it for any
+ *           other verdict.
  */
 struct outbox_result {
 	char *msg;
 	size_t msg_size;
 	json_t *output;
+	int64_t retry_after_ms; /* ABI 1.1 */
 };
 
 /*

@@ -63,9 +63,9 @@ expect_refusal "$f" \
 check "several errors: exactly four reported" test "$("$OUTBOXD" -c "$f" --check-config 2>&1 | grep -c 'several.ini:')" -eq 4
 
 expect_refusal "$(ini major "$(dest news wrong_major)")" \
-	'major.ini:7: [destination:news] plugin: plugin "wrong_major.so": ABI 2.0 required, host provides 1.0'
+	'major.ini:7: [destination:news] plugin: plugin "wrong_major.so": ABI 2.0 required, host provides 1.1'
 expect_refusal "$(ini minor "$(dest news newer_minor)")" \
-	'plugin "newer_minor.so": ABI 1.1 required, host provides 1.0'
+	'plugin "newer_minor.so": ABI 1.2 required, host provides 1.1'
 expect_refusal "$(ini nosym "$(dest news missing_symbol)")" \
 	'plugin "missing_symbol.so" refused: it does not export'
 expect_refusal "$(ini magic "$(dest news bad_magic)")" 'plugin "bad_magic.so" refused: bad ABI magic'

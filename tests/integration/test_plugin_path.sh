@@ -65,16 +65,16 @@ f=$(ini major "$site:$pkg" "$(dest a wrong_major)")
 run "$f"
 check "a site plugin with another ABI major: exit 78" test "$rc" -eq 78
 check "... refused with both versions named" grep -qF \
-	'major.ini:7: [destination:a] plugin: plugin "wrong_major.so": ABI 2.0 required, host provides 1.0' "$out"
+	'major.ini:7: [destination:a] plugin: plugin "wrong_major.so": ABI 2.0 required, host provides 1.1' "$out"
 rc=0
 timeout 20 "$OUTBOXD" -c "$f" --role consumer >"$out" 2>&1 || rc=$?
 check "... and a real start refuses it too (exit 78)" test "$rc" -eq 78
-check "... with the same message" grep -qF 'plugin "wrong_major.so": ABI 2.0 required, host provides 1.0' "$out"
+check "... with the same message" grep -qF 'plugin "wrong_major.so": ABI 2.0 required, host provides 1.1' "$out"
 
 f=$(ini minor "$site:$pkg" "$(dest a newer_minor)")
 run "$f"
 check "a site plugin built for a newer minor is refused with both versions" \
-	grep -qF 'plugin "newer_minor.so": ABI 1.1 required, host provides 1.0' "$out"
+	grep -qF 'plugin "newer_minor.so": ABI 1.2 required, host provides 1.1' "$out"
 
 # A refused site file is not silently replaced by the packaged one.
 ln -s "$pkg/example.so" "$site/example.so"
