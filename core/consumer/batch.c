@@ -324,7 +324,7 @@ static bool still_ours(struct batch *b, struct bjob *j)
 static void execute(struct batch *b, struct bjob *j)
 {
 	struct consumer_worker *w = b->w;
-	struct outbox_result result = {j->msg, sizeof(j->msg), NULL};
+	struct outbox_result result = {.msg = j->msg, .msg_size = sizeof(j->msg)};
 
 	j->payload_json = json_loads(j->payload, JSON_DECODE_ANY, NULL);
 	j->job = (struct outbox_job){j->claim.job_id, j->pm.job_type, w->dest->name,

@@ -419,7 +419,7 @@ static void run_claimed(struct run *r, const char *payload)
 {
 	struct consumer_worker *w = r->w;
 	char msg[MSG_LEN] = "";
-	struct outbox_result result = {msg, sizeof(msg), NULL};
+	struct outbox_result result = {.msg = msg, .msg_size = sizeof(msg)};
 	const char *handles[SQS_MAX_BATCH_ENTRIES];
 	json_t *payload_json;
 	enum outbox_verdict v;
