@@ -296,7 +296,7 @@ static void run_plugin(json_t *payload, struct run *r)
 		.job_type = "price", .destination = "price", .payload = payload,
 		.attempt = 1, .redrive_generation = 0,
 	};
-	struct outbox_result result = {r->msg, sizeof(r->msg), NULL};
+	struct outbox_result result = {.msg = r->msg, .msg_size = sizeof(r->msg)};
 
 	memset(r->msg, 0, sizeof(r->msg));
 	assert_int_equal(plugin->init(&host, (struct outbox_ctx *)&m, &instance, err, sizeof(err)), 0);
