@@ -6,9 +6,16 @@
  * Threads: consumer.workers per destination (each with its own database
  * connection and SQS client, so a slow or broken destination never starves
  * another), one dead-letter reader per destination with a dlq_url, and one
- * heartbeat thread for the whole consumer.
+ * heartbeat with two threads (leases, visibility) for the whole consumer
+ * (consumer/heartbeat.h).
  */
-#include "consumer/internal.h"
+#include "consumer/consumer.h"
+
+#include "consumer/control.h"
+#include "consumer/dlq.h"
+#include "consumer/loop.h"
+#include "consumer/batch.h"
+#include "consumer/worker.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,44 +25,6 @@
 #include <unistd.h>
 
 #include "common/log.h"
-
-bool consumer_stopping(struct consumer *c)
-{
-	return atomic_load(&c->stopping);
-}
-
-static void deadline_in(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
-bool consumer_sleep(struct consumer *c, int ms)
-{
-	struct timespec until;
-
-	deadline_in(&until, ms);
-	pthread_mutex_lock(&c->lock);
-	while (!consumer_stopping(c)) {
-		if (pthread_cond_timedwait(&c->cond, &c->lock, &until) == ETIMEDOUT)
-			break;
-	}
-	pthread_mutex_unlock(&c->lock);
-	return consumer_stopping(c);
-}
-
-void consumer_busy(struct consumer *c, int delta)
-{
-	pthread_mutex_lock(&c->lock);
-	c->busy += delta;
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-}
 
 static size_t count_workers(const struct cfg *cfg)
 {
@@ -99,6 +68,7 @@ static void free_consumer(struct consumer *c)
 	for (size_t i = 0; i < c->n_workers; i++) {
 		PQfinish(c->workers[i].conn);
 		aws_http_free(c->workers[i].sqs);
+		consumer_batch_scratch_free(c->workers[i].scratch);
 	}
 	heartbeat_free(c->hb);
 	aws_env_free(&c->env);
@@ -241,7 +211,7 @@ static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
 			grace = cs[i]->cfg->consumer.shutdown_grace_seconds;
 	}
 	log_info("consumer stopping: waiting up to %d s for running handlers", grace);
-	deadline_in(&until, (long)grace * 1000);
+	consumer_deadline_in(&until, (long)grace * 1000);
 	for (size_t i = 0; i < n; i++)
 		all_idle &= cs[i] == NULL || wait_idle_until(cs[i], &until);
 	if (!all_idle) {
@@ -250,7 +220,7 @@ static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
 				log_warning("released %zu claim(s) of handlers still running",
 				            heartbeat_release_all(cs[i]->hb));
 		}
-		deadline_in(&until, (long)CONSUMER_RELEASE_WAIT_SECONDS * 1000);
+		consumer_deadline_in(&until, (long)CONSUMER_RELEASE_WAIT_SECONDS * 1000);
 		for (size_t i = 0; i < n; i++) {
 			if (cs[i] == NULL || wait_idle_until(cs[i], &until))
 				continue;

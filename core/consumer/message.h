@@ -10,9 +10,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "consumer/ledger.h"
 #include "common/compiler.h"
+#include "config/config.h"
 
 /* A parsed body (core/producer/producer.c message_body, ledger_message_body). */
 struct consumer_msg {
@@ -61,6 +63,11 @@ enum consumer_action consumer_message_decide(const char *queue_destination,
 
 /* min(base * 2^(attempt - 1), max) for attempt >= 1, without overflow. */
 int consumer_backoff_seconds(int base, int max, int attempt);
+
+/* The delay of a RETRY of attempt attempt: retry_after_ms (the plugin's,
+ * ABI 1.1) rounded up to seconds when positive, else the backoff of
+ * [relay] retry_base_seconds; either capped at retry_max_seconds. */
+int consumer_retry_delay_seconds(const struct cfg *cfg, int attempt, int64_t retry_after_ms);
 
 /* seconds clamped to 0..43200, the SQS visibility range. */
 int consumer_visibility_cap(double seconds);

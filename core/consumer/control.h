@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
+/*
+ * consumer/control.h: what every thread of a consumer asks its owner
+ * without calling back up into consumer.c: is a stop requested, a sleep
+ * a stop cuts short, and the count of handlers between claim and
+ * completion that consumer_stop() waits for.
+ */
+#ifndef OUTBOX_CORE_CONSUMER_CONTROL_H
+#define OUTBOX_CORE_CONSUMER_CONTROL_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "consumer/worker.h"
+
+/* True once consumer_stop() began. */
+bool consumer_stopping(struct consumer *c);
+/* Sleep ms (CLOCK_MONOTONIC) or until stop is requested; returns
+ * consumer_stopping(). */
+bool consumer_sleep(struct consumer *c, int ms);
+/* Count a handler in (+1) or out (-1) for the shutdown wait. */
+void consumer_busy(struct consumer *c, int delta);
+/* *ts = CLOCK_REALTIME now + ms, for pthread_cond_timedwait on c->cond. */
+void consumer_deadline_in(struct timespec *ts, long ms);
+
+#endif
