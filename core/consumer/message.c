@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * consumer/message.c: message parsing and the per-message rules of spec
- * section 4 (see consumer/message.h and docs/consumer.md).
+ * consumer/message.c: message parsing and the choice the rules of
+ * docs/consumer.md make (see consumer/message.h).
  */
 #include "consumer/message.h"
 

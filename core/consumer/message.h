@@ -2,8 +2,8 @@
 /* Copyright 2026 The outboxd authors */
 /*
  * consumer/message.h: parsing a received message body and choosing what
- * the rules of docs/consumer.md say to do with it.  Pure functions, no I/O: the worker
- * (consumer/worker.c) performs the action.
+ * the rules of docs/consumer.md say to do with it.  Pure functions, no
+ * I/O: consumer/rules.c performs the action.
  */
 #ifndef OUTBOX_CORE_CONSUMER_MESSAGE_H
 #define OUTBOX_CORE_CONSUMER_MESSAGE_H
@@ -16,7 +16,7 @@
 #include "common/compiler.h"
 #include "config/config.h"
 
-/* A parsed body (core/producer/producer.c message_body, ledger_message_body). */
+/* A parsed body, as ledger_message_body() (consumer/ledger.h) writes it. */
 struct consumer_msg {
 	char event_id[LEDGER_NAME_MAX * 2 + LEDGER_JOB_ID_LEN];
 	char job_id[LEDGER_JOB_ID_LEN + 1];

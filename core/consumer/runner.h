@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * consumer/runner.h: the consumer's per-message logic without threads or
+ * consumer/runner.h: the consumer's pipeline without threads or
  * SQS, for programs that deliver messages themselves (outbox-faultbench).
  *
  * A runner is one consumer worker of one destination: its own database
