@@ -28,7 +28,7 @@
  * that is not full ends it, so an emptying queue costs at most one more
  * request, and at low rates nothing changes.  One claim statement and one
  * completion transaction then cover the whole batch (docs/consumer.md,
- * "Batches").
+ * "The pipeline").
  */
 static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs)
 {
