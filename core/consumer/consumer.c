@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 static size_t count_workers(const struct cfg *cfg)
@@ -119,7 +120,12 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
 		return -1;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->cond, NULL);
+	if (monotonic_cond_init(&c->cond) != 0) {
+		log_error("could not create the consumer's condition variable");
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+		return -1;
+	}
 	c->cfg = cfg;
 	c->svc = svc;
 	c->instance_id = strdup(instance_id != NULL ? instance_id : "outboxd");
@@ -155,7 +161,7 @@ fail:
 	return -1;
 }
 
-/* Waits until no handler of c runs or until (CLOCK_REALTIME); true if idle. */
+/* Waits until no handler of c runs or until (CLOCK_MONOTONIC); true if idle. */
 static bool wait_idle_until(struct consumer *c, const struct timespec *until)
 {
 	bool idle;
@@ -211,7 +217,7 @@ static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
 			grace = cs[i]->cfg->consumer.shutdown_grace_seconds;
 	}
 	log_info("consumer stopping: waiting up to %d s for running handlers", grace);
-	consumer_deadline_in(&until, (long)grace * 1000);
+	monotonic_deadline(&until, (long)grace * 1000);
 	for (size_t i = 0; i < n; i++)
 		all_idle &= cs[i] == NULL || wait_idle_until(cs[i], &until);
 	if (!all_idle) {
@@ -220,7 +226,7 @@ static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
 				log_warning("released %zu claim(s) of handlers still running",
 				            heartbeat_release_all(cs[i]->hb));
 		}
-		consumer_deadline_in(&until, (long)CONSUMER_RELEASE_WAIT_SECONDS * 1000);
+		monotonic_deadline(&until, (long)CONSUMER_RELEASE_WAIT_SECONDS * 1000);
 		for (size_t i = 0; i < n; i++) {
 			if (cs[i] == NULL || wait_idle_until(cs[i], &until))
 				continue;

@@ -10,27 +10,18 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "common/clock.h"
+
 bool consumer_stopping(struct consumer *c)
 {
 	return atomic_load(&c->stopping);
-}
-
-void consumer_deadline_in(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
 }
 
 bool consumer_sleep(struct consumer *c, int ms)
 {
 	struct timespec until;
 
-	consumer_deadline_in(&until, ms);
+	monotonic_deadline(&until, ms);
 	pthread_mutex_lock(&c->lock);
 	while (!consumer_stopping(c)) {
 		if (pthread_cond_timedwait(&c->cond, &c->lock, &until) == ETIMEDOUT)

@@ -4,13 +4,14 @@
  * consumer/control.h: what every thread of a consumer asks its owner
  * without calling back up into consumer.c: is a stop requested, a sleep
  * a stop cuts short, and the count of handlers between claim and
- * completion that consumer_stop() waits for.
+ * completion that consumer_stop() waits for.  c->cond runs on
+ * CLOCK_MONOTONIC (monotonic_cond_init): every timed wait on it takes a
+ * monotonic_deadline().
  */
 #ifndef OUTBOX_CORE_CONSUMER_CONTROL_H
 #define OUTBOX_CORE_CONSUMER_CONTROL_H
 
 #include <stdbool.h>
-#include <time.h>
 
 #include "consumer/worker.h"
 
@@ -21,7 +22,5 @@ bool consumer_stopping(struct consumer *c);
 bool consumer_sleep(struct consumer *c, int ms);
 /* Count a handler in (+1) or out (-1) for the shutdown wait. */
 void consumer_busy(struct consumer *c, int delta);
-/* *ts = CLOCK_REALTIME now + ms, for pthread_cond_timedwait on c->cond. */
-void consumer_deadline_in(struct timespec *ts, long ms);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "consumer/batch.h"
 #include "consumer/session.h"
 #include "consumer/worker.h"
@@ -31,7 +32,11 @@ int consumer_runner_new(const struct cfg *cfg, const struct cfg_destination *des
 	if (r == NULL)
 		return -1;
 	pthread_mutex_init(&r->c.lock, NULL);
-	pthread_cond_init(&r->c.cond, NULL);
+	if (monotonic_cond_init(&r->c.cond) != 0) {
+		pthread_mutex_destroy(&r->c.lock);
+		free(r);
+		return -1;
+	}
 	r->c.cfg = cfg;
 	r->c.workers = &r->w;
 	r->c.n_workers = 1;
