@@ -144,7 +144,8 @@ BEGIN
     END IF;
     GRANT USAGE ON SCHEMA outbox TO outbox_producer;
     GRANT SELECT, INSERT ON outbox.jobs TO outbox_producer;
-    GRANT INSERT ON outbox.outbox_events TO outbox_producer;
+    -- ON CONFLICT (event_id) reads the conflict target, nothing else
+    GRANT INSERT, SELECT (event_id) ON outbox.outbox_events TO outbox_producer;
     GRANT SELECT ON outbox.relay_idle TO outbox_producer;
     GRANT SELECT, INSERT, UPDATE ON outbox.price_windows TO outbox_producer;
     GRANT EXECUTE ON FUNCTION
