@@ -6,11 +6,12 @@
 #include "aws/fetch.h"
 
 #include <curl/curl.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/textfile.h"
 
 struct sink {
 	char *p;
@@ -134,12 +135,14 @@ void aws_fetch_response_free(struct aws_fetch_response *resp)
 
 char *aws_read_small_file(const char *path, char *err, size_t err_size)
 {
-	FILE *f = fopen(path, "r");
+	/* never blocks: a FIFO in the token's place is refused at once */
+	char why[256];
+	FILE *f = textfile_open(path, (long)AWS_FETCH_MAX_BYTES, why, sizeof(why));
 	char *buf;
 	size_t n;
 
 	if (f == NULL) {
-		snprintf(err, err_size, "could not open \"%s\": %s", path, strerror(errno));
+		snprintf(err, err_size, "\"%s\": %s", path, why);
 		return NULL;
 	}
 	buf = malloc(AWS_FETCH_MAX_BYTES + 1);
