@@ -98,6 +98,11 @@ static int check_http_host(const char *host, long port, char **pin, char *why, s
 	int rc;
 
 	*pin = NULL;
+	if (n >= sizeof(bare)) { /* a pin for a cut name would not match curl's */
+		snprintf(why, why_size, "plain HTTP to \"%.40s...\" is refused: the host name is too long",
+		         host);
+		return -1;
+	}
 	if (n >= 2 && host[0] == '[' && host[n - 1] == ']')
 		snprintf(bare, sizeof(bare), "%.*s", (int)(n - 2), host + 1);
 	else
