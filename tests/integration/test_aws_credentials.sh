@@ -2,7 +2,8 @@
 # test_aws_credentials.sh: outboxd finds its credentials the way the AWS SDKs
 # do.  For each source (environment, a profile's static keys, a
 # credential_process, role_arn + source_profile, web identity through STS,
-# the container endpoint, IMDSv2) outboxd publishes and consumes jobs
+# the container endpoint, IMDSv2; a 1,200-character session token in the
+# credentials file) outboxd publishes and consumes jobs
 # through tests/harness/aws-creds-stub.mjs, which verifies every signature
 # and accepts only keys of that source.  Also: a key of another source is
 # refused and nothing is lost; a clock 20 minutes off is corrected from the
@@ -72,6 +73,21 @@ INI
 ac_stub_start --static-key AKIDPROFILE:profile-secret-0002 --accept static
 case_source profile static 'profile "ci" (static keys)' \
 	AWS_SHARED_CREDENTIALS_FILE="$TEST_TMP/credentials" AWS_PROFILE=ci
+
+# --- a session token of 1,200 characters in the credentials file ------------
+# (STS tokens are hundreds to over a thousand characters: more than inih's
+# 200-byte line, which refused or cut such a line)
+long_token=$(head -c 900 /dev/urandom | base64 -w0 | tr -d '=' | head -c 1200)
+cat >"$TEST_TMP/credentials-long" <<INI
+[long]
+aws_access_key_id = ASIALONGTOKEN
+aws_secret_access_key = long-token-secret-0005
+aws_session_token = $long_token
+INI
+ac_stub_start --static-key "ASIALONGTOKEN:long-token-secret-0005:$long_token" --accept static
+case_source long-token static 'profile "long" (static keys)' \
+	AWS_SHARED_CREDENTIALS_FILE="$TEST_TMP/credentials-long" AWS_PROFILE=long
+check "long-token: the token was 1,200 characters" test "${#long_token}" = 1200
 
 # --- config file: credential_process -----------------------------------------
 printf '{"Version": 1, "AccessKeyId": "AKIDPROCESS", "SecretAccessKey": "process-secret-0003"}\n' >"$TEST_TMP/process.json"
