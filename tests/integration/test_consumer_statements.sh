@@ -14,6 +14,16 @@ if ! psql_q "$DB" "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
 fi
 make_queues "cstmts-$$" 5 5
 WORKERS=1 VIS=5 consumer_ini "$TEST_TMP/c.ini" "$DB" news "$QURL" "$DLQURL"
+# The sweeper and the pruner run once at start, then not again for a day,
+# so none of their statements falls between the reset and the count below.
+cat >>"$TEST_TMP/c.ini" <<INI
+
+[sweeper]
+interval_seconds = 86400
+
+[retention]
+interval_seconds = 86400
+INI
 stop_daemons_at_exit
 start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/consumer.log"
 
@@ -22,6 +32,8 @@ B=$(event_body "$DB" "$J")
 send_body "$QURL" "$B"
 check "the first delivery succeeds" wait_for 20 status_is "$DB" "$J" SUCCEEDED
 check "its message is deleted" wait_for 10 depth_is "$QURL" 0
+check "the maintenance tasks ran their first run" \
+	wait_sql "$DB" "SELECT count(*) FROM outbox.maintenance_runs" 2 20
 
 # What the consumer runs between the duplicates' arrival and their
 # deletion, without the statements every idle worker runs anyway (the
