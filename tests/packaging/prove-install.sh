@@ -25,6 +25,7 @@ if [ -n "${2:-}" ]; then
 	root=$2
 else
 	root=$(mktemp -d /var/tmp/outbox-proof.XXXXXX)
+	chmod 0755 "$root" # it becomes /, which apt's and PostgreSQL's users traverse
 	created=1
 fi
 [ "$(id -u)" = 0 ] || { echo "prove-install.sh: must run as root (debootstrap, chroot)"; exit 1; }
@@ -33,7 +34,14 @@ bad=0
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; bad=$((bad + 1)); }
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 HOME=/root "$@"; }
+# apt without a terminal log (the chroot has no /dev/pts), non-interactive.
+apt_in_root() { in_root env DEBIAN_FRONTEND=noninteractive apt-get -o Dpkg::Use-Pty=0 -y -qq "$@"; }
 step() { echo; echo "== $*"; }
+# The packages dpkg has installed or half-removed, one a line.
+packages() {
+	in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' |
+		awk '$1 != "un" && $1 != "pn" { print $2 }' | sort
+}
 
 cleanup() {
 	set +e
@@ -43,7 +51,7 @@ cleanup() {
 		mountpoint -q "$m" && umount "$m"
 	done
 	if [ "$created" = 1 ] && ! mountpoint -q "$root/proc" && ! mountpoint -q "$root/dev"; then
-		rm -rf "$root"
+		rm -rf "$root" "$root.debootstrap.log"
 	fi
 }
 trap cleanup EXIT
@@ -61,8 +69,8 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # proof starts PostgreSQL itself, on a port of its own.
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 0755 "$root/usr/sbin/policy-rc.d"
-in_root apt-get update -qq
-in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+apt_in_root update
+apt_in_root install --no-install-recommends \
 	postgresql-15 gcc libc6-dev make pkgconf >"$root/tmp/prereq.log" 2>&1 || {
 	tail -n 30 "$root/tmp/prereq.log"; exit 1; }
 echo "Debian $(cat "$root/etc/debian_version"), with postgresql-15 gcc make pkgconf"
@@ -75,6 +83,7 @@ snapshot() {
 		-o -path /var/lib/postgresql \) -prune -o -print | sort
 }
 snapshot >"$root/tmp/before.list"
+packages >"$root/tmp/packages.before"
 cp "$root/etc/passwd" "$root/tmp/passwd.before"
 cp "$root/etc/group" "$root/tmp/group.before"
 
@@ -85,8 +94,10 @@ rm -f "$root"/tmp/debs/*-dbgsym_*.deb
 (cd "$root/tmp/debs" && ls ./*.deb | sed 's|^\./|  |')
 in_root sh -c 'dpkg -i /tmp/debs/*.deb' >"$root/tmp/dpkg-i.log" 2>&1 || true
 grep -E '^dpkg: dependency problems|depends on' "$root/tmp/dpkg-i.log" | head -n 8 | sed 's/^/  /'
-in_root env DEBIAN_FRONTEND=noninteractive apt-get -f install -y -qq >"$root/tmp/apt-f.log" 2>&1 || {
+apt_in_root -f install >"$root/tmp/apt-f.log" 2>&1 || {
 	tail -n 30 "$root/tmp/apt-f.log"; exit 1; }
+echo "apt-get -f install added $(packages | comm -13 "$root/tmp/packages.before" - |
+	grep -cvE '^(liboutbox|outboxd)') packages of their dependencies"
 in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\n' \
 	outboxd liboutbox0 liboutbox-dev outboxd-plugin-dev outboxd-bench | sed 's/^/  /'
 if in_root dpkg-query -W -f '${db:Status-Abbrev}\n' outboxd liboutbox0 liboutbox-dev \
@@ -116,7 +127,8 @@ echo "PostgreSQL $(in_root su postgres -c "psql -X -At -h /tmp -p $port -c 'SHOW
 # The packaged relay.ini, pointed at that server; its plugins stay.
 sed "s|^conninfo = .*|conninfo = postgresql://outbox@127.0.0.1:$port/outbox|" \
 	"$root/etc/outboxd/relay.ini" >"$root/tmp/relay.ini"
-export_pg="PGPASSWORD=outbox OPENAI_API_KEY=proof"
+# Placeholder secrets: --check-config wants credentials to exist, not to work.
+export_pg="PGPASSWORD=outbox OPENAI_API_KEY=proof AWS_ACCESS_KEY_ID=proof AWS_SECRET_ACCESS_KEY=proof"
 in_root env $export_pg outboxctl -c /tmp/relay.ini migrate && ok "outboxctl migrate" || notok "outboxctl migrate"
 in_root env $export_pg outboxctl -c /tmp/relay.ini migrate && ok "outboxctl migrate again (nothing to do)" ||
 	notok "outboxctl migrate again"
@@ -163,11 +175,21 @@ pkgs="outboxd-bench outboxd-plugin-dev liboutbox-dev outboxd liboutbox0"
 in_root dpkg -r $pkgs >/dev/null
 [ -f "$root/etc/outboxd/relay.ini" ] && ok "after dpkg -r the conffile /etc/outboxd/relay.ini stays" ||
 	notok "dpkg -r removed the conffile"
-in_root dpkg -P $pkgs >/dev/null
+# Only a package with conffiles stays known to dpkg (config-files, "rc").
+rc_pkgs=$(in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' $pkgs 2>/dev/null | awk '$1 == "rc" { print $2 }' || true)
+echo "left in state config-files: $rc_pkgs"
+in_root dpkg -P $rc_pkgs >/dev/null
 [ ! -e "$root/etc/outboxd" ] && ok "after dpkg -P /etc/outboxd is gone" || notok "/etc/outboxd is left"
-in_root env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq >/dev/null
+apt_in_root autoremove --purge >/dev/null
+# apt keeps a dependency that a package installed before still recommends
+# (ca-certificates, by openssl): what apt added is purged by name.
+added=$(packages | comm -13 "$root/tmp/packages.before" -)
+if [ -n "$added" ]; then
+	echo "purging what apt added and autoremove kept: $(echo $added)"
+	apt_in_root purge $added >/dev/null
+fi
 rm -rf "$root/tmp/myplugin"
-left=$(in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 2>/dev/null | grep -E ' (liboutbox|outboxd)' || true)
+left=$(packages | grep -E '^(liboutbox|outboxd)' || true)
 [ -z "$left" ] && ok "dpkg knows none of the packages" || notok "dpkg still knows: $left"
 snapshot >"$root/tmp/after.list"
 if diff -u "$root/tmp/before.list" "$root/tmp/after.list" >"$root/tmp/tree.diff"; then
