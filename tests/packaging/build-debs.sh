@@ -21,7 +21,7 @@ set -euo pipefail
 
 top=${OUTBOX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 out=${1:-}
-for tool in dpkg-buildpackage dh lintian fakeroot; do
+for tool in dpkg-buildpackage dh lintian; do
 	command -v "$tool" >/dev/null || {
 		echo "SKIP: $tool is not installed (apt-get install devscripts debhelper lintian)"; exit 77; }
 done
