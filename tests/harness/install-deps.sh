@@ -11,6 +11,10 @@ install_deps() {
 		postgresql-15 postgresql-client-15 curl ca-certificates valgrind jq
 		clang libclang-rt-14-dev python3 python3-psycopg2 libmicrohttpd-dev prometheus
 		universal-ctags)
+	# Only the test command needs these: tests/packaging/build-debs.sh (run
+	# last by tests/run.sh) builds the Debian packages with dpkg-buildpackage
+	# and dh, checks them with lintian, and shifts its clock with faketime.
+	pkgs+=(devscripts debhelper lintian faketime)
 	local want=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")
