@@ -3,8 +3,8 @@
 /*
  * daemon/outboxd.c: the daemon (docs/outboxd.md, docs/configuration.md).
  *
- *   outboxd [-c FILE] [--role relay|consumer|all] [--check-config]
- *           [--log-level LEVEL] [--log-format text|json] [--version]
+ *   outboxd [-c FILE] [--role relay|consumer|all] [-t|--check-config]
+ *           [--log-level LEVEL] [--log-format text|json] [-V|--version] [-h|--help]
  *
  * Startup validates relay.ini completely (every error reported, exit 78),
  * loads and starts the plugins of every destination (role consumer/all),
@@ -63,11 +63,20 @@ struct options {
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: outboxd [-c FILE] [--role relay|consumer|all] [--check-config]\n"
+	        "usage: outboxd [-c FILE] [--role relay|consumer|all] [-t|--check-config]\n"
 	        "               [--log-level error|warning|info|debug] [--log-format text|json]\n"
-	        "       outboxd --version\n"
+	        "       outboxd -V|--version\n"
+	        "       outboxd -h|--help\n"
 	        "\n"
-	        "-c FILE defaults to %s\n", SYSCONFDIR "/outboxd/relay.ini");
+	        "  -c, --config FILE      the configuration file (default %s)\n"
+	        "      --role ROLE        run the relay, the consumer, or both (all, the default)\n"
+	        "  -t, --check-config     validate the file, load every plugin, name the AWS\n"
+	        "                         credential source, and exit\n"
+	        "      --log-level LEVEL  error, warning, info or debug; overrides [logging] level\n"
+	        "      --log-format FMT   text or json; overrides [logging] format\n"
+	        "  -V, --version          print the versions of outboxd and its libraries\n"
+	        "  -h, --help             print this help\n",
+	        SYSCONFDIR "/outboxd/relay.ini");
 }
 
 static int parse_role(const char *s, enum role *out)
@@ -116,8 +125,8 @@ static int parse_args(int argc, char **argv, struct options *opts)
 	};
 	int opt;
 
-	for (opt = getopt_long(argc, argv, "c:th", longopts, NULL); opt != -1;
-	     opt = getopt_long(argc, argv, "c:th", longopts, NULL)) {
+	for (opt = getopt_long(argc, argv, "c:thV", longopts, NULL); opt != -1;
+	     opt = getopt_long(argc, argv, "c:thV", longopts, NULL)) {
 		switch (opt) {
 		case 'c':
 			opts->config_path = optarg;
