@@ -11,7 +11,8 @@
  * GetQueueAttributes each) and the registered instances.  A service that
  * is down costs only its part: the rest is printed, and every failure is
  * named in "errors" and on stderr; a database failure exits 69 (1 when
- * the database answered with an error), a queue's only reports.  The JSON shape:
+ * the database answered with an error, 78 when its schema lacks
+ * migrations, naming them), a queue's only reports.  The JSON shape:
  * docs/outboxctl.md, "status" (keys are added, never renamed); "paused"
  * says whether outboxctl pause holds the destination.
  */
@@ -25,6 +26,7 @@
 #include "ctl/ctl.h"
 #include "ctl/status.h"
 #include "db/db.h"
+#include "db/migrate.h"
 #include "maintenance/runs.h"
 
 static const char *const job_states[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
@@ -309,11 +311,12 @@ static void print_instances(const json_t *instances)
 
 /* The database's part: counts, ages, instances.  Returns 0, or one of the
  * above with the reason appended to errors (and *unavailable when it was
- * the connection). */
+ * the connection, *schema_behind when migrations are missing: the counts
+ * of a half-migrated schema would mislead). */
 static int load_database(struct ctl *ctl, json_t *dests, json_t *totals, json_t **instances,
-                         json_t *errors, bool *unavailable)
+                         json_t *errors, bool *unavailable, bool *schema_behind)
 {
-	char err[1024];
+	char err[2048];
 	PGconn *conn = ctl->conn;
 	const struct cfg *cfg = ctl->cfg;
 
@@ -326,6 +329,18 @@ static int load_database(struct ctl *ctl, json_t *dests, json_t *totals, json_t 
 			return STATUS_NO_COUNTS;
 		}
 		ctl->conn = conn;
+	}
+	switch (ctl_schema_check(ctl, conn, err, sizeof(err))) {
+	case MIGRATE_OK:
+		break;
+	case MIGRATE_BEHIND:
+		json_array_append_new(errors, json_string(err));
+		*schema_behind = true;
+		return STATUS_NO_COUNTS;
+	default:
+		json_array_append_new(errors, json_sprintf("could not check the schema: %s", err));
+		*unavailable = db_connection_lost(conn) != 0;
+		return STATUS_NO_COUNTS;
 	}
 	if (load_counts(conn, dests, totals, err, sizeof(err)) < 0 ||
 	    load_ages(conn, dests, err, sizeof(err)) < 0 ||
@@ -380,7 +395,7 @@ static void print_errors(const json_t *errors)
 int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	json_t *instances = NULL, *maint = NULL, *errors, *dests, *totals, *doc;
-	bool unavailable = false;
+	bool unavailable = false, schema_behind = false;
 	int db_rc, sqs_failures;
 
 	if (argc != 1) {
@@ -395,7 +410,7 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	                   "outbox", zero_counts(event_states, N_EVENT_STATES));
 	for (size_t i = 0; i < ctl->cfg->n_destinations; i++)
 		destination(dests, ctl->cfg->destinations[i].name);
-	db_rc = load_database(ctl, dests, totals, &instances, errors, &unavailable);
+	db_rc = load_database(ctl, dests, totals, &instances, errors, &unavailable, &schema_behind);
 	if (db_rc == STATUS_NO_COUNTS)
 		null_counts(dests, totals);
 	else
@@ -423,6 +438,8 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	/* The database is what status is about: a queue whose depth could not
 	 * be read (not created yet, no permission) is named, not fatal. */
 	(void)sqs_failures;
+	if (schema_behind)
+		return CTL_EXIT_CONFIG;
 	if (db_rc < 0)
 		return unavailable ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
 	return CTL_EXIT_OK;

@@ -35,6 +35,7 @@
 #include "daemon/reload.h"
 #include "daemon/shutdown.h"
 #include "db/db.h"
+#include "db/migrate.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
@@ -231,6 +232,48 @@ static int start_units(const struct cfg *cfg, enum role role, const char *instan
 	       : rc == DAEMON_PLUGINS_BAD_CONFIG ? OUTBOXD_EXIT_CONFIG : OUTBOXD_EXIT_FAILURE;
 }
 
+/*
+ * A schema older than the binary fails later and confusingly (a missing
+ * column in the middle of a claim), so it is refused at start: exit 78
+ * naming the missing migrations.  A database that cannot be reached now is
+ * left to the units, which keep retrying, as before.
+ */
+static int check_schema(const struct cfg *cfg)
+{
+	const char **plugins = calloc(cfg->n_destinations + 1, sizeof(*plugins));
+	char err[2048];
+	PGconn *conn;
+	int rc = OUTBOXD_EXIT_OK;
+
+	if (plugins == NULL) {
+		log_error("out of memory");
+		return OUTBOXD_EXIT_FAILURE;
+	}
+	conn = db_connect(cfg->database.conninfo, "outboxd", err, sizeof(err));
+	if (conn == NULL) {
+		log_warning("could not check the database schema: %s", err);
+		goto out;
+	}
+	for (size_t i = 0; i < cfg->n_destinations; i++)
+		plugins[i] = cfg->destinations[i].plugin;
+	switch (migrate_check(conn, migrate_default_dir(), plugins, cfg->n_destinations, err,
+	                      sizeof(err))) {
+	case MIGRATE_OK:
+		break;
+	case MIGRATE_BEHIND:
+		log_error("%s", err);
+		rc = OUTBOXD_EXIT_CONFIG;
+		break;
+	default:
+		log_warning("could not check the database schema: %s", err);
+		break;
+	}
+	PQfinish(conn);
+out:
+	free(plugins);
+	return rc;
+}
+
 static void block_signals(sigset_t *set)
 {
 	sigemptyset(set);
@@ -305,6 +348,10 @@ static int run(const struct cfg *cfg, enum role role)
 	db_set_session_timeouts(cfg->database.lock_timeout_seconds,
 	                        cfg->database.statement_timeout_seconds,
 	                        cfg->database.idle_in_transaction_timeout_seconds);
+	rc = check_schema(cfg);
+	if (rc != OUTBOXD_EXIT_OK)
+		goto out;
+	rc = OUTBOXD_EXIT_FAILURE;
 	if (observe_start(cfg, role != ROLE_CONSUMER, role != ROLE_RELAY, &obs) < 0)
 		goto out;
 	rc = start_units(cfg, role, instance_id, &units);
