@@ -17,6 +17,7 @@
  * work happens in a signal handler.
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,6 +60,7 @@ struct options {
 	const char *config_path;
 	enum role role;
 	int check_config;
+	bool log_level_set, log_format_set; /* the command line wins over [logging] */
 };
 
 static void usage(FILE *out)
@@ -143,13 +145,16 @@ static int parse_args(int argc, char **argv, struct options *opts)
 			break;
 		case 'l':
 			if (!log_parse_level(optarg, &log_max_level)) {
-				fprintf(stderr, "outboxd: invalid log level \"%s\"\n", optarg);
+				fprintf(stderr, "outboxd: invalid log level \"%s\": expected error, warning,"
+				        " info or debug\n", optarg);
 				return OUTBOXD_EXIT_USAGE;
 			}
+			opts->log_level_set = true;
 			break;
 		case 'f':
 			if (parse_log_format(optarg) < 0)
 				return OUTBOXD_EXIT_USAGE;
+			opts->log_format_set = true;
 			break;
 		case 'V':
 			print_version();
@@ -399,6 +404,8 @@ int main(int argc, char **argv)
 		printf("configuration file \"%s\" test is successful\n", opts.config_path);
 		rc = OUTBOXD_EXIT_OK;
 	} else {
+		daemon_logging_pin(opts.log_level_set, opts.log_format_set);
+		daemon_logging_apply(cfg);
 		rc = run(cfg, opts.role);
 	}
 	cfg_free(cfg);
