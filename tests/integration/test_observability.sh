@@ -181,6 +181,9 @@ for s in outbox_store_claim outbox_store_mark; do
 		awk -v s="$s" '$1 == "outboxd_db_statement_duration_seconds_count{statement=\"" s "\"}" { ok = ($2 > 0) } END { exit !ok }' "$TEST_TMP/metrics.txt"
 done
 check "the consumer's ledger statements are timed too" grep -qE '^outboxd_db_statement_duration_seconds_count\{statement="ledger_[a-z_]+"\} [1-9]' "$TEST_TMP/metrics.txt"
+check "outboxd_ready is 1 while /readyz is 200" grep -q '^outboxd_ready 1$' "$TEST_TMP/metrics.txt"
+check "the credential refresh counters are served" \
+	test "$(grep -cE '^outboxd_aws_credential_refresh(es|_failures)_total [0-9]+$' "$TEST_TMP/metrics.txt")" = 2
 check "every dead reason has its series" test "$(grep -c '^outboxd_jobs_dead_total{destination="news",reason="[A-Z_]*"}' "$TEST_TMP/metrics.txt")" = 7
 check "the oldest NEW event age is 0 when none waits" \
 	grep -q '^outboxd_oldest_new_event_age_seconds{destination="news"} 0.000$' "$TEST_TMP/metrics.txt"
@@ -226,6 +229,7 @@ check "/healthz stays 200 during the outage" status 200 /healthz
 curl -sS "$URL/metrics" >"$TEST_TMP/metrics-outage.txt" 2>&1 || true
 check "/metrics still answers during the outage, database_up 0" \
 	grep -q '^outboxd_database_up 0$' "$TEST_TMP/metrics-outage.txt"
+check "outboxd_ready is 0 during the outage" grep -q '^outboxd_ready 0$' "$TEST_TMP/metrics-outage.txt"
 pg_ctl_priv start
 check "/readyz is 200 again once PostgreSQL is back" until_status 200 /readyz 30
 check "/healthz is 200 after the outage" status 200 /healthz
