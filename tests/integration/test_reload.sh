@@ -139,14 +139,17 @@ done
 check "every job committed exactly once" [ "$ok" = 1 ]
 check "outboxd stops cleanly" ops_stop "$OPID"
 
-# (5) --log-level beats [logging] level, at start and at reload
-printf '\n[logging]\nlevel = error\n' >>"$INI"
+# (5) --log-level beats [logging] level, at start and at reload; [logging]
+# format = json applies from the start
+printf '\n[logging]\nlevel = error\nformat = json\n' >>"$INI"
 LOG=$TEST_TMP/pinned.log
 "$OUTBOXD" -c "$INI" --role all --log-level info >>"$LOG" 2>&1 &
 OPID=$!
 ops_pids+=("$OPID")
-check "(5) --log-level info: the start is logged despite level = error" wait_for 30 grep -q "LOG: outboxd started" "$LOG"
-check "(5) --log-level info: a reload keeps it" reload "LOG: configuration reloaded"
+check "(5) --log-level info: the start is logged despite level = error" wait_for 30 grep -q '"level":"LOG","program":"outboxd".*"message":"outboxd started' "$LOG"
+check "(5) format = json: the start is a JSON line" sh -c "grep '\"message\":\"outboxd started' '$LOG' | jq -e .pid >/dev/null"
+check "(5) --log-level info: a reload keeps it" reload '"message":"configuration reloaded'
+check "(5) --log-format text on the command line beats format = json" sh -c "'$OUTBOXD' -c '$INI' --log-format text --role all --log-level info >'$TEST_TMP/text.log' 2>&1 & p=\$!; for i in \$(seq 300); do grep -q 'LOG: outboxd started' '$TEST_TMP/text.log' && break; sleep 0.1; done; kill -TERM \$p; wait \$p; grep -q 'LOG: outboxd started' '$TEST_TMP/text.log'"
 check "(5) --log-level info: no level change announced" sh -c "! grep -q 'log level is now' '$LOG'"
 check "outboxd stops cleanly (pinned)" ops_stop "$OPID"
 finish
