@@ -5,6 +5,7 @@
  * once (installed for plugin authors; docs/outboxd-plugin-probe.1).
  *
  *   outboxd-plugin-probe DIR[:DIR...] NAME [KEY=VALUE...]
+ *   outboxd-plugin-probe -V|--version | -h|--help
  *
  * DIR is searched like [outboxd] plugin_path, in order.
  * KEY=VALUE are the destination's plugin.KEY lines (without "plugin.").
@@ -20,7 +21,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/version.h"
 #include "plugin/loader.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: outboxd-plugin-probe DIR[:DIR...] NAME [KEY=VALUE...]\n"
+	             "       outboxd-plugin-probe -V|--version\n"
+	             "       outboxd-plugin-probe -h|--help\n"
+	             "\n"
+	             "Loads NAME.so from the first DIR that has it, as outboxd does, validates\n"
+	             "KEY=VALUE (a destination's plugin.KEY lines without the prefix), runs it once\n"
+	             "on a sample job and prints its verdict.\n"
+	             "\n"
+	             "  -V, --version  print the versions and the plugin ABI\n"
+	             "  -h, --help     print this help\n");
+}
+
+/* --help / --version as the first argument; returns an exit code, or -1 to run. */
+static int info_option(int argc, char **argv)
+{
+	if (argc < 2)
+		return -1;
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		outbox_print_version(stdout, "outboxd-plugin-probe");
+		return 0;
+	}
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "outboxd-plugin-probe: unrecognized option \"%s\"\n", argv[1]);
+		usage(stderr);
+		return 64;
+	}
+	return -1;
+}
 
 static void probe_report(void *arg, const struct cfg_plugin_option *opt, const char *msg)
 {
@@ -87,8 +124,12 @@ int main(int argc, char **argv)
 	int n = argc - 3;
 	int rc = 1;
 
+	rc = info_option(argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = 1;
 	if (argc < 3) {
-		fprintf(stderr, "usage: outboxd-plugin-probe DIR[:DIR...] NAME [KEY=VALUE...]\n");
+		usage(stderr);
 		return 64;
 	}
 	opts = calloc((size_t)n + 1, sizeof(*opts));

@@ -91,10 +91,8 @@ int aws_credential_chain_resolve(const char *region, struct aws_credentials **ou
 
 		if (r == AWS_SOURCE_FOUND) {
 			*out = aws_credentials_new(src, first);
-			if (*out != NULL) {
-				log_info("AWS credentials from %s", aws_credentials_source(*out));
+			if (*out != NULL)
 				rc = 0;
-			}
 			break;
 		}
 		if (r == AWS_SOURCE_FAILED)
@@ -123,6 +121,10 @@ int aws_credentials_shared(const char *region, struct aws_credentials **out, cha
 		 * walk of the chain instead of each calling STS or IMDS. */
 		rc = aws_credential_chain_resolve(region, &shared, tried, tried_size);
 		shared_holders = 0;
+		/* Once per resolution, not per client: --check-config prints the
+		 * source itself, and outboxctl shows it only with -v. */
+		if (rc == 0)
+			log_info("AWS credentials from %s", aws_credentials_source(shared));
 	}
 	if (rc == 0) {
 		*out = aws_credentials_ref(shared);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 
 /* Refresh this long before expiry at the latest (the SDKs' window). */
 #define REFRESH_AHEAD_SECONDS 300
@@ -192,6 +193,7 @@ static void refresh_locked(struct aws_credentials *p)
 		set_current(p, fresh, now_s());
 		p->failures = 0;
 		p->next_attempt = 0;
+		metrics_process_inc(METRIC_CREDENTIAL_REFRESHES);
 		log_debug("aws credentials refreshed source=\"%s\"", p->src->name);
 	} else {
 		int shift = p->failures < 5 ? p->failures : 5;
@@ -200,6 +202,7 @@ static void refresh_locked(struct aws_credentials *p)
 		p->next_attempt = now_s() + (delay < RETRY_MAX_SECONDS ? delay : RETRY_MAX_SECONDS);
 		snprintf(p->last_error, sizeof(p->last_error), "%s",
 		         err[0] != '\0' ? err : "no credentials returned");
+		metrics_process_inc(METRIC_CREDENTIAL_REFRESH_FAILURES);
 		log_warning("could not refresh AWS credentials from %s: %s failures=%d", p->src->name,
 		            p->last_error, p->failures);
 	}

@@ -5,11 +5,12 @@
  * (see aws/error.h and docs/aws.md).
  */
 #include "aws/error.h"
+#include "aws/xml.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
+#include <libxml/tree.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,184 +291,24 @@ void aws_error_parse_json(const char *body, size_t len, const char *error_type_h
 
 void aws_error_parse_xml(const char *body, size_t len, struct aws_result *r)
 {
-	struct aws_xml_span doc = {body, len};
-	struct aws_xml_span err;
-	struct aws_xml_span v;
+	xmlDoc *doc = aws_xml_read(body, len);
+	xmlNode *err = doc != NULL ? aws_xml_find(xmlDocGetRootElement(doc), "Error") : NULL;
+	xmlNode *v;
 	char code[AWS_RESULT_CODE_LEN];
 
-	if (body == NULL || !aws_xml_find(doc, "Error", &err, NULL))
-		return;
-	if (aws_xml_find(err, "Code", &v, NULL)) {
-		aws_xml_decode_buf(v, code, sizeof(code));
+	if (err == NULL)
+		goto out;
+	v = aws_xml_child(err, "Code");
+	if (v != NULL) {
+		aws_xml_text_buf(v, code, sizeof(code));
 		aws_error_normalize_code(code, r->code, sizeof(r->code));
 	}
-	if (aws_xml_find(err, "Message", &v, NULL))
-		aws_xml_decode_buf(v, r->message, sizeof(r->message));
-	if (r->request_id[0] == '\0' && aws_xml_find(err, "RequestId", &v, NULL))
-		aws_xml_decode_buf(v, r->request_id, sizeof(r->request_id));
-}
-
-/* Position of needle in the span at or after from, or SIZE_MAX. */
-static size_t span_search(struct aws_xml_span s, size_t from, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	if (n == 0 || s.len < n)
-		return SIZE_MAX;
-	for (size_t i = from; i + n <= s.len; i++) {
-		if (s.p[i] == needle[0] && memcmp(s.p + i, needle, n) == 0)
-			return i;
-	}
-	return SIZE_MAX;
-}
-
-bool aws_xml_find(struct aws_xml_span in, const char *tag, struct aws_xml_span *inner,
-                  struct aws_xml_span *rest)
-{
-	size_t tlen = strlen(tag);
-	size_t pos = 0;
-
-	if (in.p == NULL)
-		return false;
-	for (;;) {
-		size_t open = span_search(in, pos, "<");
-		size_t after;
-		char next;
-
-		if (open == SIZE_MAX || open + 1 + tlen >= in.len)
-			return false;
-		after = open + 1 + tlen;
-		next = in.p[after];
-		pos = open + 1;
-		if (memcmp(in.p + open + 1, tag, tlen) != 0 ||
-		    (next != '>' && next != '/' && next != ' ' && next != '\t' &&
-		     next != '\r' && next != '\n'))
-			continue;
-		size_t gt = span_search(in, after, ">");
-		if (gt == SIZE_MAX)
-			return false;
-		if (in.p[gt - 1] == '/') {
-			/* <tag/>: present and empty */
-			if (inner != NULL)
-				*inner = (struct aws_xml_span){in.p + gt + 1, 0};
-			if (rest != NULL)
-				*rest = (struct aws_xml_span){in.p + gt + 1, in.len - gt - 1};
-			return true;
-		}
-		char close[80];
-		int cn = snprintf(close, sizeof(close), "</%s>", tag);
-		if (cn < 0 || (size_t)cn >= sizeof(close))
-			return false;
-		size_t end = span_search(in, gt + 1, close);
-		if (end == SIZE_MAX)
-			return false;
-		if (inner != NULL)
-			*inner = (struct aws_xml_span){in.p + gt + 1, end - gt - 1};
-		if (rest != NULL) {
-			size_t r0 = end + (size_t)cn;
-			*rest = (struct aws_xml_span){in.p + r0, in.len - r0};
-		}
-		return true;
-	}
-}
-
-/* Appends the UTF-8 encoding of cp to out; returns bytes written or 0. */
-static size_t put_utf8(unsigned long cp, char *out)
-{
-	if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-		return 0;
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xC0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xE0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		out[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	out[0] = (char)(0xF0 | (cp >> 18));
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	out[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
-static const struct {
-	const char *name;
-	char c;
-} xml_entities[] = {
-	{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''},
-};
-
-/* Decodes the reference body ref (between '&' and ';') into out; returns
- * the number of bytes written, 0 when malformed. */
-static size_t decode_ref(const char *ref, size_t n, char *out)
-{
-	char num[16];
-	char *end = NULL;
-	unsigned long cp;
-
-	if (n >= 2 && ref[0] == '#') {
-		bool hex = ref[1] == 'x' || ref[1] == 'X';
-		size_t skip = hex ? 2 : 1;
-		if (n - skip == 0 || n - skip >= sizeof(num))
-			return 0;
-		memcpy(num, ref + skip, n - skip);
-		num[n - skip] = '\0';
-		cp = strtoul(num, &end, hex ? 16 : 10);
-		if (end == num || *end != '\0' || num[0] == '-' || num[0] == '+')
-			return 0;
-		return put_utf8(cp, out);
-	}
-	for (size_t i = 0; i < sizeof(xml_entities) / sizeof(xml_entities[0]); i++) {
-		if (strlen(xml_entities[i].name) == n && memcmp(xml_entities[i].name, ref, n) == 0) {
-			out[0] = xml_entities[i].c;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-char *aws_xml_decode(struct aws_xml_span s)
-{
-	/* Decoding never grows the text: the shortest reference (&#9;) is 4
-	 * bytes and yields at most 4. */
-	char *out = malloc(s.len + 1);
-	size_t o = 0;
-
-	if (out == NULL)
-		return NULL;
-	for (size_t i = 0; i < s.len; i++) {
-		if (s.p[i] != '&') {
-			out[o++] = s.p[i];
-			continue;
-		}
-		const char *semi = memchr(s.p + i + 1, ';', s.len - i - 1);
-		size_t w = semi == NULL ? 0 : decode_ref(s.p + i + 1, (size_t)(semi - s.p) - i - 1, out + o);
-		if (w == 0) {
-			free(out);
-			return NULL;
-		}
-		o += w;
-		i = (size_t)(semi - s.p);
-	}
-	out[o] = '\0';
-	return out;
-}
-
-void aws_xml_decode_buf(struct aws_xml_span s, char *out, size_t out_size)
-{
-	char *d = aws_xml_decode(s);
-
-	if (out_size == 0)
-		goto out;
-	snprintf(out, out_size, "%s", d != NULL ? d : "");
+	v = aws_xml_child(err, "Message");
+	if (v != NULL)
+		aws_xml_text_buf(v, r->message, sizeof(r->message));
+	v = aws_xml_child(err, "RequestId");
+	if (r->request_id[0] == '\0' && v != NULL)
+		aws_xml_text_buf(v, r->request_id, sizeof(r->request_id));
 out:
-	free(d);
+	xmlFreeDoc(doc);
 }

@@ -12,9 +12,8 @@
  * code wins over the HTTP status, because SQS sends throttling as 403, the
  * same status as a real authorisation failure.
  *
- * This file also holds the minimal XML reader shared by the S3 error parser
- * and s3.c: S3 answers are flat, attribute-free documents, so a tag finder
- * plus entity decoding is enough and avoids a libxml2 dependency.
+ * XML error bodies (S3, the query protocol) are read with libxml2
+ * (aws/xml.h).
  */
 #ifndef OUTBOX_CORE_AWS_ERROR_H
 #define OUTBOX_CORE_AWS_ERROR_H
@@ -108,32 +107,8 @@ void aws_error_parse_json(const char *body, size_t len, const char *error_type_h
                           const char *query_error_header, struct aws_result *r);
 
 /* Fills r->code, r->message and (if still empty) r->request_id from an S3
- * XML <Error> document.  All pointers borrowed. */
+ * or query-protocol XML <Error> document; a body that is not well-formed
+ * XML, or has no <Error>, leaves them as they were.  All pointers borrowed. */
 void aws_error_parse_xml(const char *body, size_t len, struct aws_result *r);
-
-/* A piece of an XML text; borrowed from the document. */
-struct aws_xml_span {
-	const char *p;
-	size_t len;
-};
-
-/*
- * Finds the first element <tag> (or <tag/>) in in.  On success stores its
- * raw content in *inner and the text after its end in *rest (either may be
- * NULL) and returns true.  Tags match exactly: "Key" does not find
- * <KeyCount>.  Nested elements of the same name are not supported.
- */
-bool aws_xml_find(struct aws_xml_span in, const char *tag, struct aws_xml_span *inner,
-                  struct aws_xml_span *rest);
-
-/*
- * Decodes XML character references (&amp; &lt; &gt; &quot; &apos; &#N;
- * &#xH;) of s into a new NUL-terminated string the caller frees with free().
- * Returns NULL when out of memory or the text is malformed.
- */
-char *aws_xml_decode(struct aws_xml_span s) OUTBOX_MUSTCHECK;
-
-/* Like aws_xml_decode() into a fixed buffer, truncating; "" on malformed. */
-void aws_xml_decode_buf(struct aws_xml_span s, char *out, size_t out_size);
 
 #endif

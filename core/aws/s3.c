@@ -5,12 +5,14 @@
  */
 #include "aws/s3.h"
 
+#include <libxml/tree.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aws/sigv4.h"
+#include "aws/xml.h"
 
 /* "/bucket/key" (path-style) or "/key" (virtual-hosted); key may be NULL
  * for bucket-level calls.  Caller frees with free(). */
@@ -221,72 +223,90 @@ static char *list_query(const struct s3_list_request *req)
 	return q;
 }
 
-static bool xml_bool(struct aws_xml_span doc, const char *tag)
+static bool xml_bool(xmlNode *parent, const char *tag)
 {
-	struct aws_xml_span v;
-	return aws_xml_find(doc, tag, &v, NULL) && v.len == 4 && memcmp(v.p, "true", 4) == 0;
+	char v[8];
+
+	aws_xml_text_buf(aws_xml_child(parent, tag), v, sizeof(v));
+	return strcmp(v, "true") == 0;
 }
 
-static int parse_entry(struct aws_xml_span c, struct s3_list_entry *e)
+static int parse_entry(xmlNode *c, struct s3_list_entry *e)
 {
-	struct aws_xml_span v;
+	xmlNode *key = aws_xml_child(c, "Key");
+	xmlNode *size = aws_xml_child(c, "Size");
 	char num[24];
 
 	memset(e, 0, sizeof(*e));
-	if (!aws_xml_find(c, "Key", &v, NULL))
+	if (key == NULL)
 		return -1;
-	e->key = aws_xml_decode(v);
+	e->key = aws_xml_text(key);
 	if (e->key == NULL)
 		return -1;
 	e->size = -1;
-	if (aws_xml_find(c, "Size", &v, NULL)) {
+	if (size != NULL) {
 		char *end = NULL;
-		aws_xml_decode_buf(v, num, sizeof(num));
+		aws_xml_text_buf(size, num, sizeof(num));
 		long long s = strtoll(num, &end, 10);
 		if (end != num && *end == '\0' && s >= 0)
 			e->size = s;
 	}
-	if (aws_xml_find(c, "LastModified", &v, NULL))
-		aws_xml_decode_buf(v, e->last_modified, sizeof(e->last_modified));
-	if (aws_xml_find(c, "ETag", &v, NULL))
-		aws_xml_decode_buf(v, e->etag, sizeof(e->etag));
+	aws_xml_text_buf(aws_xml_child(c, "LastModified"), e->last_modified, sizeof(e->last_modified));
+	aws_xml_text_buf(aws_xml_child(c, "ETag"), e->etag, sizeof(e->etag));
+	return 0;
+}
+
+static int add_entry(xmlNode *c, struct s3_list_page *page, size_t *cap, struct aws_result *res)
+{
+	if (page->n == *cap) {
+		size_t next = *cap == 0 ? 16 : *cap * 2;
+		struct s3_list_entry *p = realloc(page->entries, next * sizeof(*p));
+
+		if (p == NULL)
+			return aws_result_fail(res, "InternalError", "out of memory");
+		page->entries = p;
+		*cap = next;
+	}
+	if (parse_entry(c, &page->entries[page->n]) < 0)
+		return aws_result_fail(res, "MalformedResponse", "listing entry without a valid Key");
+	page->n++;
+	return 0;
+}
+
+static int parse_root(xmlNode *root, struct s3_list_page *page, struct aws_result *res)
+{
+	size_t cap = 0;
+
+	page->is_truncated = xml_bool(root, "IsTruncated");
+	if (page->is_truncated) {
+		xmlNode *t = aws_xml_child(root, "NextContinuationToken");
+		if (t == NULL)
+			return aws_result_fail(res, "MalformedResponse", "truncated listing without NextContinuationToken");
+		page->next_token = aws_xml_text(t);
+		if (page->next_token == NULL)
+			return aws_result_fail(res, "InternalError", "out of memory");
+	}
+	for (xmlNode *c = root->children; c != NULL; c = c->next) {
+		if (c->type == XML_ELEMENT_NODE && xmlStrcmp(c->name, (const xmlChar *)"Contents") == 0 &&
+		    add_entry(c, page, &cap, res) < 0)
+			return -1;
+	}
 	return 0;
 }
 
 static int parse_list(const char *body, size_t len, struct s3_list_page *page,
                       struct aws_result *res)
 {
-	struct aws_xml_span doc = {body, len};
-	struct aws_xml_span root;
-	struct aws_xml_span rest;
-	struct aws_xml_span c;
-	size_t cap = 0;
+	xmlDoc *doc = aws_xml_read(body, len);
+	xmlNode *root = doc != NULL ? xmlDocGetRootElement(doc) : NULL;
+	int rc;
 
-	if (!aws_xml_find(doc, "ListBucketResult", &root, NULL))
-		return aws_result_fail(res, "MalformedResponse", "ListObjectsV2 answer has no ListBucketResult");
-	page->is_truncated = xml_bool(root, "IsTruncated");
-	if (page->is_truncated) {
-		struct aws_xml_span t;
-		if (!aws_xml_find(root, "NextContinuationToken", &t, NULL))
-			return aws_result_fail(res, "MalformedResponse", "truncated listing without NextContinuationToken");
-		page->next_token = aws_xml_decode(t);
-		if (page->next_token == NULL)
-			return aws_result_fail(res, "MalformedResponse", "bad NextContinuationToken");
-	}
-	rest = root;
-	while (aws_xml_find(rest, "Contents", &c, &rest)) {
-		if (page->n == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			struct s3_list_entry *p = realloc(page->entries, cap * sizeof(*p));
-			if (p == NULL)
-				return aws_result_fail(res, "InternalError", "out of memory");
-			page->entries = p;
-		}
-		if (parse_entry(c, &page->entries[page->n]) < 0)
-			return aws_result_fail(res, "MalformedResponse", "listing entry without a valid Key");
-		page->n++;
-	}
-	return 0;
+	if (root == NULL || xmlStrcmp(root->name, (const xmlChar *)"ListBucketResult") != 0)
+		rc = aws_result_fail(res, "MalformedResponse", "ListObjectsV2 answer is not a ListBucketResult document");
+	else
+		rc = parse_root(root, page, res);
+	xmlFreeDoc(doc);
+	return rc;
 }
 
 int s3_list_objects_v2(const struct s3_bucket *b, const struct s3_list_request *req,

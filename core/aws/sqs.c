@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 
 #define SQS_CONTENT_TYPE "application/x-amz-json-1.0"
 /* Extra time over the long-poll wait before the HTTP request gives up. */
@@ -186,6 +187,7 @@ static int sqs_call(struct aws_http *c, const char *action, json_t *request, lon
 {
 	struct sqs_prepared p;
 	struct aws_http_response resp;
+	double t0;
 	int rc;
 
 	if (reply != NULL)
@@ -193,7 +195,9 @@ static int sqs_call(struct aws_http *c, const char *action, json_t *request, lon
 	aws_result_reset(res);
 	if (sqs_prepare(&p, action, request, timeout_ms, res) < 0)
 		return -1;
+	t0 = metrics_now_seconds();
 	rc = aws_http_perform(c, &p.req, &resp, res);
+	metrics_observe_keyed(METRIC_SQS_REQUEST_SECONDS, action, metrics_now_seconds() - t0);
 	rc = sqs_reply(action, rc, &resp, reply, res);
 	free(p.body);
 	return rc;
@@ -472,6 +476,7 @@ void sqs_send_message_batches(struct aws_http_multi *mh, struct aws_http *const 
 	struct sqs_prepared p[AWS_HTTP_MAX_TRANSFERS];
 	struct aws_http_transfer t[AWS_HTTP_MAX_TRANSFERS];
 	size_t idx[AWS_HTTP_MAX_TRANSFERS], k = 0;
+	double started, took;
 
 	for (; n > AWS_HTTP_MAX_TRANSFERS; b += AWS_HTTP_MAX_TRANSFERS, n -= AWS_HTTP_MAX_TRANSFERS)
 		sqs_send_message_batches(mh, clients, queue_url, b, AWS_HTTP_MAX_TRANSFERS);
@@ -490,8 +495,11 @@ void sqs_send_message_batches(struct aws_http_multi *mh, struct aws_http *const 
 		t[k] = (struct aws_http_transfer){.client = clients[k], .req = &p[k].req};
 		idx[k++] = i;
 	}
+	started = metrics_now_seconds();
 	aws_http_perform_many(mh, t, k);
+	took = metrics_now_seconds() - started;
 	for (size_t j = 0; j < k; j++) {
+		metrics_observe_keyed(METRIC_SQS_REQUEST_SECONDS, "SendMessageBatch", took);
 		struct sqs_send_batch *sb = &b[idx[j]];
 		json_t *reply;
 

@@ -6,7 +6,6 @@
 #include "aws/sts.h"
 
 #include <curl/curl.h>
-#include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,26 +15,12 @@
 
 #include "aws/fetch.h"
 #include "aws/sigv4.h"
-
-/* The first element named name below node, depth first; NULL if none. */
-static xmlNode *find_element(xmlNode *node, const char *name)
-{
-	for (xmlNode *n = node; n != NULL; n = n->next) {
-		if (n->type != XML_ELEMENT_NODE)
-			continue;
-		if (xmlStrcmp(n->name, (const xmlChar *)name) == 0)
-			return n;
-		xmlNode *found = find_element(n->children, name);
-		if (found != NULL)
-			return found;
-	}
-	return NULL;
-}
+#include "aws/xml.h"
 
 /* The text of child element name of parent (new string, xmlFree it); NULL. */
 static xmlChar *child_text(xmlNode *parent, const char *name)
 {
-	xmlNode *n = parent != NULL ? find_element(parent->children, name) : NULL;
+	xmlNode *n = aws_xml_child(parent, name);
 	return n != NULL ? xmlNodeGetContent(n) : NULL;
 }
 
@@ -49,7 +34,7 @@ static void wipe_xml(xmlChar *s)
 
 static void report_error(xmlNode *root, char *err, size_t err_size)
 {
-	xmlNode *e = find_element(root, "Error");
+	xmlNode *e = aws_xml_find(root, "Error");
 	xmlChar *code = child_text(e, "Code");
 	xmlChar *msg = child_text(e, "Message");
 
@@ -103,15 +88,13 @@ int sts_parse_credentials(const char *xml, size_t len, struct aws_creds **out, c
 		snprintf(err, err_size, "STS answer too large");
 		return -1;
 	}
-	/* No network access and no entity expansion: the answer is data. */
-	doc = xmlReadMemory(xml, (int)len, "sts.xml", NULL,
-	                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	doc = aws_xml_read(xml, len);
 	if (doc == NULL) {
 		snprintf(err, err_size, "STS answer is not well-formed XML");
 		return -1;
 	}
 	root = xmlDocGetRootElement(doc);
-	c = find_element(root, "Credentials");
+	c = aws_xml_find(root, "Credentials");
 	if (c == NULL)
 		report_error(root, err, err_size);
 	else

@@ -46,6 +46,7 @@
 
 #include "db/db.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "db/migrate.h"
 #include "relay/relay.h"
 #include "aws/sqs.h"
@@ -69,6 +70,40 @@ static int int_arg(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: outbox-bench [-c FILE] [--jobs N] [--destinations D] [--workers W]\n"
+	        "                    [--producers P] [--publisher null|sqs] [--offered-rate R]\n"
+	        "                    [--outboxd PATH] [--json] [--log-level LEVEL] [--drain]\n"
+	        "                    [--allow-non-durable] [--baseline-outboxd PATH]\n"
+	        "                    [--baseline-settings FILE]\n"
+	        "                    [--soak N [--soak-retention SECONDS]]\n"
+	        "       outbox-bench -V|--version\n"
+	        "       outbox-bench -h|--help\n"
+	        "\n"
+	        "  -c, --config FILE            database and AWS settings (default %s)\n"
+	        "      --jobs N                 jobs per phase (default 20000)\n"
+	        "      --destinations D         destinations, one queue each (default 3)\n"
+	        "      --workers W              consumer workers (default: consumer.workers)\n"
+	        "      --producers P            producer connections (default 2)\n"
+	        "      --publisher null|sqs     null: enqueue and relay phases only (default sqs)\n"
+	        "      --offered-rate R         jobs per second in the latency phase (default 500)\n"
+	        "      --outboxd PATH           the daemon to run (default outboxd in PATH)\n"
+	        "      --json                   print one JSON document\n"
+	        "      --log-level LEVEL        error, warning (default), info or debug\n"
+	        "      --drain                  commit N jobs first, then time the daemon alone\n"
+	        "      --allow-non-durable      run on a server without fsync\n"
+	        "      --baseline-outboxd PATH  run the daemon phases with this daemon first\n"
+	        "      --baseline-settings FILE run them first with these [relay]/[consumer] keys\n"
+	        "      --soak N                 the retention soak: N jobs in ten tenths\n"
+	        "      --soak-retention SECONDS the soak's [retention] (default 180)\n"
+	        "  -V, --version                print the versions\n"
+	        "  -h, --help                   print this help\n",
+	        SYSCONFDIR "/outboxd/relay.ini");
+}
+
+/* 0 to run, 1 when --help or --version was printed, -1 on a usage error. */
 static int parse_args(int argc, char **argv, struct bench *b, const char **config, bool *json)
 {
 	static const struct option longopts[] = {
@@ -85,12 +120,16 @@ static int parse_args(int argc, char **argv, struct bench *b, const char **confi
 		{"drain", no_argument, NULL, 'D'},
 		{"allow-non-durable", no_argument, NULL, 'A'},
 		{"baseline-outboxd", required_argument, NULL, 'B'},
-		{"baseline-settings", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
+		{"baseline-settings", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
 	};
 	int opt, rc = 0;
 
-	while (rc == 0 && (opt = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+	while (rc == 0 && (opt = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'h': usage(stdout); return 1;
+		case 'V': outbox_print_version(stdout, "outbox-bench"); return 1;
 		case 'c': *config = optarg; break;
 		case 'n': rc = int_arg(optarg, 1, 10000000, &b->jobs); break;
 		case 'd': rc = int_arg(optarg, 1, BENCH_MAX_DESTS, &b->dests); break;
@@ -509,17 +548,13 @@ int main(int argc, char **argv)
 
 	log_set_ident("outbox-bench");
 	log_max_level = LOG_LEVEL_WARNING;
-	if (parse_args(argc, argv, &b, &config, &json) < 0) {
-		fprintf(stderr, "usage: outbox-bench [-c FILE] [--jobs N] [--destinations D]"
-		                " [--workers W] [--producers P]\n"
-		                "                    [--publisher null|sqs] [--offered-rate R]"
-		                " [--outboxd PATH] [--json]\n"
-		                "                    [--drain] [--allow-non-durable]"
-		                " [--baseline-outboxd PATH]\n"
-		                "                    [--baseline-settings FILE]\n"
-		                "                    [--soak N [--soak-retention SECONDS]]\n");
+	rc = parse_args(argc, argv, &b, &config, &json);
+	if (rc < 0) {
+		usage(stderr);
 		return BENCH_EXIT_USAGE;
 	}
+	if (rc > 0)
+		return BENCH_EXIT_OK; /* --help or --version printed */
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = setup(&b, config);
 	if (rc == BENCH_EXIT_OK && b.soak > 0) {

@@ -44,8 +44,10 @@ void log_set_ident(const char *ident);
 bool log_parse_level(const char *name, enum log_level *out);
 /* Accepts "text" and "json"; returns false on anything else. */
 bool log_parse_format(const char *name, enum log_format *out);
-/* Chooses the format and looks at $JOURNAL_STREAM once; call before any
- * thread logs.  Without a call: text, no journald prefix. */
+/* Chooses the format and looks at $JOURNAL_STREAM; call before any thread
+ * logs, or later from one thread only (outboxd's reload): a line being
+ * written meanwhile comes out in either format.  Without a call: text, no
+ * journald prefix. */
 void log_set_format(enum log_format format);
 /* "2026-11-30T06:40:01.123Z" into buf; returns its length. */
 size_t log_format_timestamp(char *buf, size_t size);

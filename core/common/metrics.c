@@ -41,16 +41,20 @@ static const struct counter_def counter_defs[METRIC_N_COUNTERS] = {
 	[METRIC_JOBS_DEAD_STALE] = {"outboxd_jobs_dead", NULL, "reason", "STALE"},
 	[METRIC_JOBS_DEAD_DLQ] = {"outboxd_jobs_dead", NULL, "reason", "DLQ"},
 	[METRIC_JOBS_DEAD_UNROUTABLE] = {"outboxd_jobs_dead", NULL, "reason", "UNROUTABLE"},
+	[METRIC_JOBS_DEAD_CRASHED] = {"outboxd_jobs_dead", NULL, "reason", "CRASHED"},
+	[METRIC_JOBS_DEAD_MAX_ATTEMPTS] = {"outboxd_jobs_dead", NULL, "reason", "MAX_ATTEMPTS"},
+	[METRIC_JOBS_DEAD_CANCELLED] = {"outboxd_jobs_dead", NULL, "reason", "CANCELLED"},
 	[METRIC_DUPLICATES_SKIPPED] = {"outboxd_duplicate_deliveries_skipped", "Deliveries of a job already terminal or of an older redrive generation, deleted unrun.", NULL, NULL},
 	[METRIC_DB_RECONNECTS] = {"outboxd_database_reconnects", "Database connections found lost and dropped (each is opened again).", NULL, NULL},
 };
 
 static const struct {
 	const char *name;
+	const char *old_name; /* deprecated, written too until the next release */
 	const char *help;
 } gauge_defs[METRIC_N_GAUGES] = {
-	[METRIC_LANES_UP] = {"outboxd_relay_lanes_up", "Relay lanes connected to the database."},
-	[METRIC_WORKERS_UP] = {"outboxd_consumer_workers_up", "Consumer workers (and DLQ readers) connected to the database."},
+	[METRIC_LANES_UP] = {"outboxd_relay_lanes_connected", "outboxd_relay_lanes_up", "Relay lanes connected to the database."},
+	[METRIC_WORKERS_UP] = {"outboxd_consumer_workers_connected", "outboxd_consumer_workers_up", "Consumer workers (and DLQ readers) connected to the database."},
 };
 
 struct hist_def {
@@ -75,6 +79,38 @@ struct hist {
 	atomic_uint_fast64_t buckets[HIST_MAX_BUCKETS + 1]; /* not cumulative; last: +Inf */
 	atomic_uint_fast64_t sum_scaled;
 };
+
+struct keyed_def {
+	struct hist_def hist;
+	const char *label; /* the key's label name */
+};
+
+static const struct keyed_def keyed_defs[METRIC_N_KEYED_HISTOGRAMS] = {
+	/* ReceiveMessage long-polls for up to wait_time_seconds (20 s). */
+	[METRIC_SQS_REQUEST_SECONDS] = {{"outboxd_sqs_request_duration_seconds", "SQS requests from sending to the whole answer, by action (a set of concurrent SendMessageBatch requests counts the set's time for each).",
+	                                 14, {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 20, 30}}, "action"},
+	[METRIC_DB_STATEMENT_SECONDS] = {{"outboxd_db_statement_duration_seconds", "Prepared statements of the relay and the consumer, from sending to the result, by statement name.",
+	                                  13, {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30}}, "statement"},
+};
+
+/* A slot's key is set once (compare-and-swap from NULL) and never freed:
+ * slots fill in order, so two threads adding one key meet on one slot. */
+struct keyed_slot {
+	_Atomic(char *) key;
+	struct hist hist;
+};
+
+static struct keyed_slot keyed[METRIC_N_KEYED_HISTOGRAMS][METRICS_MAX_KEYS];
+
+static const struct {
+	const char *name;
+	const char *help;
+} process_counter_defs[METRIC_N_PROCESS_COUNTERS] = {
+	[METRIC_CREDENTIAL_REFRESHES] = {"outboxd_aws_credential_refreshes_total", "Refreshes of expiring AWS credentials that succeeded."},
+	[METRIC_CREDENTIAL_REFRESH_FAILURES] = {"outboxd_aws_credential_refresh_failures_total", "Refreshes of AWS credentials that failed (each is retried with backoff)."},
+};
+
+static atomic_uint_fast64_t process_counters[METRIC_N_PROCESS_COUNTERS];
 
 struct dest_metrics {
 	char *name;
@@ -145,21 +181,70 @@ void metrics_gauge_add(enum metric_gauge g, const char *destination, int delta)
 		atomic_fetch_add_explicit(&d->gauges[g], delta, memory_order_relaxed);
 }
 
-void metrics_observe(enum metric_histogram h, const char *destination, double value)
+static void hist_add(struct hist *h, const struct hist_def *def, double value)
 {
-	struct dest_metrics *d = find(destination);
-	const struct hist_def *def = &hist_defs[h];
 	size_t b = 0;
 
-	if (d == NULL || h >= METRIC_N_HISTOGRAMS || isnan(value))
-		return;
 	if (value < 0)
 		value = 0; /* clock skew between hosts: count it, at zero */
 	while (b < def->n && value > def->bounds[b])
 		b++;
-	atomic_fetch_add_explicit(&d->hists[h].buckets[b], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&d->hists[h].sum_scaled, (uint_fast64_t)llround(value * SUM_SCALE),
+	atomic_fetch_add_explicit(&h->buckets[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->sum_scaled, (uint_fast64_t)llround(value * SUM_SCALE),
 	                          memory_order_relaxed);
+}
+
+void metrics_observe(enum metric_histogram h, const char *destination, double value)
+{
+	struct dest_metrics *d = find(destination);
+
+	if (d == NULL || h >= METRIC_N_HISTOGRAMS || isnan(value))
+		return;
+	hist_add(&d->hists[h], &hist_defs[h], value);
+}
+
+/* The slot of key, claimed if new; NULL when the table is full or out of memory. */
+static struct keyed_slot *keyed_slot(enum metric_keyed_histogram h, const char *key)
+{
+	char *copy = NULL;
+
+	for (size_t i = 0; i < METRICS_MAX_KEYS; i++) {
+		struct keyed_slot *s = &keyed[h][i];
+		char *k = atomic_load_explicit(&s->key, memory_order_acquire);
+
+		if (k == NULL) {
+			if (copy == NULL)
+				copy = strdup(key);
+			if (copy == NULL)
+				return NULL;
+			if (atomic_compare_exchange_strong(&s->key, &k, copy))
+				return s;
+			/* k now holds the key another thread put there. */
+		}
+		if (strcmp(k, key) == 0) {
+			free(copy);
+			return s;
+		}
+	}
+	free(copy);
+	return NULL;
+}
+
+void metrics_observe_keyed(enum metric_keyed_histogram h, const char *key, double value)
+{
+	struct keyed_slot *s;
+
+	if (h >= METRIC_N_KEYED_HISTOGRAMS || key == NULL || isnan(value))
+		return;
+	s = keyed_slot(h, key);
+	if (s != NULL)
+		hist_add(&s->hist, &keyed_defs[h].hist, value);
+}
+
+void metrics_process_inc(enum metric_process_counter c)
+{
+	if (c < METRIC_N_PROCESS_COUNTERS)
+		atomic_fetch_add_explicit(&process_counters[c], 1, memory_order_relaxed);
 }
 
 double metrics_now_seconds(void)
@@ -256,28 +341,47 @@ static void write_counters(FILE *out)
 	}
 }
 
-static void write_gauges(FILE *out)
+static void write_gauge(FILE *out, int g, const char *name, const char *deprecated)
 {
-	for (int g = 0; g < METRIC_N_GAUGES; g++) {
-		fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", gauge_defs[g].name, gauge_defs[g].help,
-		        gauge_defs[g].name);
-		for (size_t i = 0; i < n_dests; i++) {
-			fprintf(out, "%s{", gauge_defs[g].name);
-			write_dest_label(out, dests[i].name);
-			fprintf(out, "} %ld\n", metrics_gauge_value(g, i));
-		}
+	fprintf(out, "# HELP %s %s%s\n# TYPE %s gauge\n", name, gauge_defs[g].help, deprecated,
+	        name);
+	for (size_t i = 0; i < n_dests; i++) {
+		fprintf(out, "%s{", name);
+		write_dest_label(out, dests[i].name);
+		fprintf(out, "} %ld\n", metrics_gauge_value(g, i));
 	}
 }
 
-static void write_bucket(FILE *out, const char *name, const char *dest, const char *le,
+static void write_gauges(FILE *out)
+{
+	for (int g = 0; g < METRIC_N_GAUGES; g++) {
+		write_gauge(out, g, gauge_defs[g].name, "");
+		write_gauge(out, g, gauge_defs[g].old_name, " Deprecated: use the *_connected name.");
+	}
+}
+
+/* One series' label: label="value" (destination="news", action="..."). */
+struct series_label {
+	const char *name;
+	const char *value;
+};
+
+static void write_label(FILE *out, struct series_label l)
+{
+	fprintf(out, "%s=\"", l.name);
+	metrics_write_label_value(out, l.value);
+	fputc('"', out);
+}
+
+static void write_bucket(FILE *out, const char *name, struct series_label l, const char *le,
                          uint64_t cumulative)
 {
 	fprintf(out, "%s_bucket{", name);
-	write_dest_label(out, dest);
+	write_label(out, l);
 	fprintf(out, ",le=\"%s\"} %llu\n", le, (unsigned long long)cumulative);
 }
 
-static void write_histogram(FILE *out, const struct hist_def *def, const struct dest_metrics *d,
+static void write_histogram(FILE *out, const struct hist_def *def, struct series_label l,
                             const struct hist *h)
 {
 	uint64_t cumulative = 0, count;
@@ -286,17 +390,17 @@ static void write_histogram(FILE *out, const struct hist_def *def, const struct 
 	for (size_t b = 0; b < def->n; b++) {
 		cumulative += atomic_load_explicit(&h->buckets[b], memory_order_relaxed);
 		snprintf(le, sizeof(le), "%g", def->bounds[b]);
-		write_bucket(out, def->name, d->name, le, cumulative);
+		write_bucket(out, def->name, l, le, cumulative);
 	}
 	cumulative += atomic_load_explicit(&h->buckets[def->n], memory_order_relaxed);
 	/* _count equals the +Inf bucket even when a recording raced the read. */
 	count = cumulative;
-	write_bucket(out, def->name, d->name, "+Inf", cumulative);
+	write_bucket(out, def->name, l, "+Inf", cumulative);
 	fprintf(out, "%s_sum{", def->name);
-	write_dest_label(out, d->name);
+	write_label(out, l);
 	fprintf(out, "} %.6f\n%s_count{", (double)atomic_load_explicit(&h->sum_scaled,
 	        memory_order_relaxed) / SUM_SCALE, def->name);
-	write_dest_label(out, d->name);
+	write_label(out, l);
 	fprintf(out, "} %llu\n", (unsigned long long)count);
 }
 
@@ -306,13 +410,38 @@ static void write_histograms(FILE *out)
 		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", hist_defs[h].name, hist_defs[h].help,
 		        hist_defs[h].name);
 		for (size_t i = 0; i < n_dests; i++)
-			write_histogram(out, &hist_defs[h], &dests[i], &dests[i].hists[h]);
+			write_histogram(out, &hist_defs[h], (struct series_label){"destination", dests[i].name},
+			                &dests[i].hists[h]);
 	}
+	for (int h = 0; h < METRIC_N_KEYED_HISTOGRAMS; h++) {
+		const struct keyed_def *def = &keyed_defs[h];
+
+		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", def->hist.name, def->hist.help,
+		        def->hist.name);
+		for (size_t i = 0; i < METRICS_MAX_KEYS; i++) {
+			const char *key = atomic_load_explicit(&keyed[h][i].key, memory_order_acquire);
+
+			if (key == NULL)
+				break;
+			write_histogram(out, &def->hist, (struct series_label){def->label, key},
+			                &keyed[h][i].hist);
+		}
+	}
+}
+
+static void write_process_counters(FILE *out)
+{
+	for (int c = 0; c < METRIC_N_PROCESS_COUNTERS; c++)
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", process_counter_defs[c].name,
+		        process_counter_defs[c].help, process_counter_defs[c].name,
+		        process_counter_defs[c].name, (unsigned long long)atomic_load_explicit(
+		        &process_counters[c], memory_order_relaxed));
 }
 
 int metrics_write_prometheus(FILE *out)
 {
 	write_counters(out);
+	write_process_counters(out);
 	write_gauges(out);
 	write_histograms(out);
 	return ferror(out) ? -1 : 0;

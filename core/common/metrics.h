@@ -33,15 +33,20 @@ enum metric_counter {
 	METRIC_JOBS_DEAD_STALE,         /* outboxd_jobs_dead_total{reason="STALE"} */
 	METRIC_JOBS_DEAD_DLQ,           /* outboxd_jobs_dead_total{reason="DLQ"} */
 	METRIC_JOBS_DEAD_UNROUTABLE,    /* outboxd_jobs_dead_total{reason="UNROUTABLE"}: the relay killed its event */
+	METRIC_JOBS_DEAD_CRASHED,       /* outboxd_jobs_dead_total{reason="CRASHED"}: quarantined */
+	METRIC_JOBS_DEAD_MAX_ATTEMPTS,  /* outboxd_jobs_dead_total{reason="MAX_ATTEMPTS"} */
+	METRIC_JOBS_DEAD_CANCELLED,     /* outboxd_jobs_dead_total{reason="CANCELLED"} */
 	METRIC_DUPLICATES_SKIPPED,      /* outboxd_duplicate_deliveries_skipped_total */
 	METRIC_DB_RECONNECTS,           /* outboxd_database_reconnects_total */
 	METRIC_N_COUNTERS
 };
 
-/* Gauges the threads move up and down. */
+/* Gauges the threads move up and down.  The series were named *_up until
+ * 0.2 (Prometheus keeps "up" for a target's 0/1 health); the old names are
+ * written too, for one release (NEWS). */
 enum metric_gauge {
-	METRIC_LANES_UP,   /* outboxd_relay_lanes_up: lanes connected to the database */
-	METRIC_WORKERS_UP, /* outboxd_consumer_workers_up: workers connected */
+	METRIC_LANES_UP,   /* outboxd_relay_lanes_connected: lanes connected to the database */
+	METRIC_WORKERS_UP, /* outboxd_consumer_workers_connected: workers connected */
 	METRIC_N_GAUGES
 };
 
@@ -51,6 +56,21 @@ enum metric_histogram {
 	METRIC_COMMIT_SECONDS,       /* outboxd_handler_commit_duration_seconds */
 	METRIC_START_LATENCY_SECONDS, /* outboxd_commit_to_handler_start_seconds */
 	METRIC_N_HISTOGRAMS
+};
+
+/* Histograms of the whole process, one series per key (an SQS action, a
+ * prepared statement's name) rather than per destination. */
+enum metric_keyed_histogram {
+	METRIC_SQS_REQUEST_SECONDS,  /* outboxd_sqs_request_duration_seconds{action} */
+	METRIC_DB_STATEMENT_SECONDS, /* outboxd_db_statement_duration_seconds{statement} */
+	METRIC_N_KEYED_HISTOGRAMS
+};
+
+/* Counters of the whole process, without a label. */
+enum metric_process_counter {
+	METRIC_CREDENTIAL_REFRESHES,         /* outboxd_aws_credential_refreshes_total */
+	METRIC_CREDENTIAL_REFRESH_FAILURES,  /* outboxd_aws_credential_refresh_failures_total */
+	METRIC_N_PROCESS_COUNTERS
 };
 
 /* Threads whose progress /healthz and the systemd watchdog watch. */
@@ -73,6 +93,15 @@ void metrics_add(enum metric_counter c, const char *destination, uint64_t n);
 void metrics_gauge_add(enum metric_gauge g, const char *destination, int delta);
 /* value in the histogram's unit (seconds, or entries). */
 void metrics_observe(enum metric_histogram h, const char *destination, double value);
+/*
+ * value (seconds) under key (borrowed; copied the first time it is seen).
+ * At most METRICS_MAX_KEYS keys per histogram: the keys are names in the
+ * code, not data; others are dropped.  Needs no metrics_init().
+ */
+#define METRICS_MAX_KEYS 48
+void metrics_observe_keyed(enum metric_keyed_histogram h, const char *key, double value);
+/* Needs no metrics_init() either. */
+void metrics_process_inc(enum metric_process_counter c);
 /* CLOCK_MONOTONIC in seconds, for the duration histograms. */
 double metrics_now_seconds(void);
 /* A thread of this kind for the destination made progress just now. */

@@ -132,6 +132,12 @@ struct cfg {
 		char *listen;                   /* HOST:PORT; NULL: no HTTP server */
 	} metrics;
 
+	/* outboxd's logging; --log-level / --log-format override them. */
+	struct {
+		char *level;                    /* error, warning, info (default), debug */
+		char *format;                   /* text (default) or json */
+	} logging;
+
 	struct cfg_destination *destinations;  /* in file order */
 	size_t n_destinations;
 };

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/log.h"
 #include "config/text.h"
 
 /*
@@ -62,6 +63,8 @@ const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("consumer", "claim_max", cfg, consumer.claim_max, 100, 1, 1000),
 	CFG_OPT_INT("consumer", "linger_max_ms", cfg, consumer.linger_max_ms, 20, 0, 1000),
 	CFG_OPT_STR("metrics", "listen", CFG_T_LISTEN, 0, cfg, metrics.listen, NULL),
+	CFG_OPT_STR("logging", "level", CFG_T_LOG_LEVEL, 0, cfg, logging.level, "info"),
+	CFG_OPT_STR("logging", "format", CFG_T_LOG_FORMAT, 0, cfg, logging.format, "text"),
 	CFG_OPT_STR("destination", "queue_url", CFG_T_URL, CFG_F_REQUIRED, cfg_destination, queue_url, NULL),
 	CFG_OPT_STR("destination", "dlq_url", CFG_T_URL, 0, cfg_destination, dlq_url, NULL),
 	CFG_OPT_STR("destination", "plugin", CFG_T_PLUGIN, CFG_F_REQUIRED, cfg_destination, plugin, NULL),
@@ -178,6 +181,9 @@ static const char *cfg_check_listen(const char *v)
 /* Returns what a valid value looks like, or NULL if v is valid. */
 static const char *cfg_check_text(enum cfg_type type, const char *v)
 {
+	enum log_level level;
+	enum log_format format;
+
 	switch (type) {
 	case CFG_T_URL:
 		if (!cfg_is_url(v))
@@ -192,6 +198,10 @@ static const char *cfg_check_text(enum cfg_type type, const char *v)
 		       : "must be absolute directories separated by \":\", without white space";
 	case CFG_T_LISTEN:
 		return cfg_check_listen(v);
+	case CFG_T_LOG_LEVEL:
+		return log_parse_level(v, &level) ? NULL : "must be error, warning, info or debug";
+	case CFG_T_LOG_FORMAT:
+		return log_parse_format(v, &format) ? NULL : "must be text or json";
 	case CFG_T_STR:
 	case CFG_T_INT:
 	case CFG_T_BOOL:

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "common/metrics.h"
 #include "consumer/liveness.h"
 #include "db/db.h"
 
@@ -287,10 +288,12 @@ int ledger_prepare(PGconn *conn, char *err, size_t errlen)
 static PGresult *run(PGconn *conn, enum stmt st, const char *const *params,
                      char *err, size_t errlen)
 {
+	double t0 = metrics_now_seconds();
 	PGresult *res = PQexecPrepared(conn, stmts[st].name, stmts[st].nparams, params,
 	                               NULL, NULL, 0);
 	ExecStatusType s = PQresultStatus(res);
 
+	metrics_observe_keyed(METRIC_DB_STATEMENT_SECONDS, stmts[st].name, metrics_now_seconds() - t0);
 	if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)
 		return res;
 	db_error(conn, res, err, errlen);

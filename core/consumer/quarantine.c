@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "consumer/session.h"
 
 bool consumer_quarantine_due(struct consumer_worker *w, const struct ledger_claim *claim)
@@ -44,6 +45,7 @@ void consumer_quarantine(struct consumer_worker *w, const struct sqs_message *m,
 		return;
 	}
 	w->counters.failed++;
+	metrics_inc(METRIC_JOBS_DEAD_CRASHED, w->dest->name);
 	log_error("job quarantined: its handler ended the process %d time(s); marked DEAD"
 	          " CRASHED, not run again (outboxctl redrive runs it again) dest=%s job_id=%s",
 	          claim->crash_count, w->dest->name, claim->job_id);

@@ -69,7 +69,7 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		ctl_error("migrate takes no arguments");
 		return CTL_EXIT_USAGE;
 	}
-	conn = ctl_db(ctl, &exit_code);
+	conn = ctl_db_unchecked(ctl, &exit_code);
 	if (conn == NULL)
 		return exit_code;
 	exit_code = migrate_component(conn, dir, "core", &report);

@@ -11,7 +11,8 @@
  * GetQueueAttributes each) and the registered instances.  A service that
  * is down costs only its part: the rest is printed, and every failure is
  * named in "errors" and on stderr; a database failure exits 69 (1 when
- * the database answered with an error), a queue's only reports.  The JSON shape:
+ * the database answered with an error, 78 when its schema lacks
+ * migrations, naming them), a queue's only reports.  The JSON shape:
  * docs/outboxctl.md, "status" (keys are added, never renamed); "paused"
  * says whether outboxctl pause holds the destination.
  */
@@ -25,6 +26,7 @@
 #include "ctl/commands.h"
 #include "ctl/status.h"
 #include "db/db.h"
+#include "db/migrate.h"
 #include "maintenance/runs.h"
 
 static const char *const job_states[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
@@ -138,17 +140,31 @@ static void print_age(const json_t *v)
 		printf(" %12s", "-");
 }
 
+/* A group label centred in dashes over width columns, "---- jobs ----". */
+static void print_group(const char *label, int width)
+{
+	int n = (int)strlen(label) + 2;
+	int left = (width - n) / 2, right = width - n - left;
+
+	for (int i = 0; i < left; i++)
+		putchar('-');
+	printf(" %s ", label);
+	for (int i = 0; i < right; i++)
+		putchar('-');
+}
+
 static void print_row(const char *name, const json_t *d)
 {
 	const json_t *jobs = json_object_get(d, "jobs"), *outbox = json_object_get(d, "outbox");
 
 	printf("%-16s", name);
 	for (int i = 0; i < N_JOB_STATES; i++)
-		printf(" %9lld", (long long)json_integer_value(json_object_get(jobs, job_states[i])));
+		printf(" %11lld", (long long)json_integer_value(json_object_get(jobs, job_states[i])));
 	printf("  ");
 	for (int i = 0; i < N_EVENT_STATES; i++)
-		printf(" %9lld", (long long)json_integer_value(json_object_get(outbox, event_states[i])));
+		printf(" %11lld", (long long)json_integer_value(json_object_get(outbox, event_states[i])));
 	if (json_object_get(d, "oldest_new_age_seconds") != NULL) {
+		printf("  ");
 		print_age(json_object_get(d, "oldest_new_age_seconds"));
 		print_age(json_object_get(d, "oldest_due_pending_age_seconds"));
 	}
@@ -157,31 +173,85 @@ static void print_row(const char *name, const json_t *d)
 	putchar('\n');
 }
 
+/* The labels stand above the headers they group; the two DEAD columns
+ * say whose they are, since a dead job and a dead event mean different
+ * things (docs/outboxctl.md, "dead"). */
+static void print_header(void)
+{
+	printf("%-16s ", "");
+	print_group("jobs", 4 * 12 - 1);
+	printf("   ");
+	print_group("outbox events", 3 * 12 - 1);
+	printf("   ");
+	print_group("oldest, age", 2 * 13 - 1);
+	printf("\n%-16s %11s %11s %11s %11s   %11s %11s %11s   %12s %12s\n", "destination",
+	       "PENDING", "CLAIMED", "SUCCEEDED", "jobs DEAD", "NEW", "PUBLISHED", "events DEAD",
+	       "NEW event", "due PENDING");
+}
+
+static long long count_of(const json_t *counts, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(counts, key));
+}
+
+/* What one run did, in words: "rearmed 2 events in 1 destinations". */
+static void print_run_counts(const char *task, const json_t *c)
+{
+	if (strcmp(task, "sweeper") == 0) {
+		printf("rearmed %lld events in %lld destinations (horizon %llds)", count_of(c, "rearmed"), count_of(c, "destinations"),
+		       count_of(c, "horizon_seconds"));
+		return;
+	}
+	printf("deleted %lld succeeded jobs, %lld dead jobs, %lld events, %lld DLQ messages",
+	       count_of(c, "succeeded_jobs"), count_of(c, "dead_jobs"), count_of(c, "events"),
+	       count_of(c, "dlq_messages"));
+}
+
+/* The sweeper's and the pruner's last runs (maintenance/runs.h). */
+static void print_maintenance(const json_t *runs)
+{
+	static const char *const tasks[] = {"sweeper", "pruner"};
+
+	putchar('\n');
+	for (size_t i = 0; i < 2; i++) {
+		const json_t *r = json_object_get(runs, tasks[i]);
+		const json_t *error = json_object_get(r, "error");
+
+		if (!json_is_object(r)) {
+			printf("%-8s never ran\n", tasks[i]);
+			continue;
+		}
+		printf("%-8s last run %.1fs ago on %s: %s, ", tasks[i],
+		       json_number_value(json_object_get(r, "age_seconds")),
+		       json_string_value(json_object_get(r, "instance_id")),
+		       json_is_true(json_object_get(r, "ok")) ? "ok" : "failed");
+		print_run_counts(tasks[i], json_object_get(r, "counts"));
+		if (json_is_string(error))
+			printf("; error: %s", json_string_value(error));
+		putchar('\n');
+	}
+}
+
 static void print_text(const json_t *doc)
 {
 	const json_t *dests = json_object_get(doc, "destinations");
 	const char *name;
 	json_t *d;
 
-	printf("%-16s %9s %9s %9s %9s   %9s %9s %9s %12s %12s\n", "destination", "PENDING", "CLAIMED",
-	       "SUCCEEDED", "DEAD", "NEW", "PUBLISHED", "DEAD", "oldest NEW", "oldest due");
-	printf("%-16s %39s   %29s\n", "", "------------------ jobs -----------------",
-	       "----------- outbox ----------");
+	print_header();
 	json_object_foreach((json_t *)dests, name, d)
 		print_row(name, d);
 	print_row("(total)", json_object_get(doc, "totals"));
-	maintenance_runs_print(json_object_get(doc, "maintenance"), stdout);
+	print_maintenance(json_object_get(doc, "maintenance"));
 }
 
 static void print_depth(const json_t *v)
 {
 	if (json_is_object(v))
-		printf(" %9lld %9lld %9lld",
-		       (long long)json_integer_value(json_object_get(v, "visible")),
-		       (long long)json_integer_value(json_object_get(v, "in_flight")),
-		       (long long)json_integer_value(json_object_get(v, "delayed")));
+		printf(" %11lld %11lld %11lld", count_of(v, "visible"), count_of(v, "in_flight"),
+		       count_of(v, "delayed"));
 	else
-		printf(" %9s %9s %9s", "-", "-", "-");
+		printf(" %11s %11s %11s", "-", "-", "-");
 }
 
 static void print_queues(const json_t *dests)
@@ -189,10 +259,12 @@ static void print_queues(const json_t *dests)
 	const char *name;
 	json_t *d;
 
-	printf("\n%-16s %9s %9s %9s   %9s %9s %9s\n", "destination", "visible", "in flight",
+	printf("\n%-16s ", "");
+	print_group("queue", 3 * 12 - 1);
+	printf("   ");
+	print_group("DLQ", 3 * 12 - 1);
+	printf("\n%-16s %11s %11s %11s   %11s %11s %11s\n", "destination", "visible", "in flight",
 	       "delayed", "visible", "in flight", "delayed");
-	printf("%-16s %29s   %29s\n", "", "----------- queue -----------",
-	       "------------ DLQ ------------");
 	json_object_foreach((json_t *)dests, name, d) {
 		printf("%-16s", name);
 		print_depth(json_object_get(d, "queue_depth"));
@@ -200,6 +272,16 @@ static void print_queues(const json_t *dests)
 		print_depth(json_object_get(d, "dlq_depth"));
 		putchar('\n');
 	}
+}
+
+/* ["news","price"] as "news, price". */
+static void print_names(const json_t *names)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach(names, i, n)
+		printf("%s%s", i > 0 ? ", " : "", json_string_value(n));
 }
 
 static void print_instances(const json_t *instances)
@@ -212,15 +294,14 @@ static void print_instances(const json_t *instances)
 	printf("\n%-32s %-6s %-20s %10s %-5s %s\n", "instance", "role", "started", "heartbeat",
 	       "live", "destinations");
 	json_array_foreach(instances, i, in) {
-		char *dests = json_dumps(json_object_get(in, "destinations"), JSON_COMPACT);
-
-		printf("%-32s %-6s %-20s %9.1fs %-5s %s\n",
+		printf("%-32s %-6s %-20s %9.1fs %-5s ",
 		       json_string_value(json_object_get(in, "instance_id")),
 		       json_string_value(json_object_get(in, "role")),
 		       json_string_value(json_object_get(in, "started_at")),
 		       json_real_value(json_object_get(in, "heartbeat_age_seconds")),
-		       json_is_true(json_object_get(in, "live")) ? "yes" : "no", dests ? dests : "");
-		free(dests);
+		       json_is_true(json_object_get(in, "live")) ? "yes" : "no");
+		print_names(json_object_get(in, "destinations"));
+		putchar('\n');
 	}
 }
 
@@ -230,11 +311,12 @@ static void print_instances(const json_t *instances)
 
 /* The database's part: counts, ages, instances.  Returns 0, or one of the
  * above with the reason appended to errors (and *unavailable when it was
- * the connection). */
+ * the connection, *schema_behind when migrations are missing: the counts
+ * of a half-migrated schema would mislead). */
 static int load_database(struct ctl *ctl, json_t *dests, json_t *totals, json_t **instances,
-                         json_t *errors, bool *unavailable)
+                         json_t *errors, bool *unavailable, bool *schema_behind)
 {
-	char err[1024];
+	char err[2048];
 	PGconn *conn = ctl->conn;
 	const struct cfg *cfg = ctl->cfg;
 
@@ -247,6 +329,18 @@ static int load_database(struct ctl *ctl, json_t *dests, json_t *totals, json_t 
 			return STATUS_NO_COUNTS;
 		}
 		ctl->conn = conn;
+	}
+	switch (ctl_schema_check(ctl, conn, err, sizeof(err))) {
+	case MIGRATE_OK:
+		break;
+	case MIGRATE_BEHIND:
+		json_array_append_new(errors, json_string(err));
+		*schema_behind = true;
+		return STATUS_NO_COUNTS;
+	default:
+		json_array_append_new(errors, json_sprintf("could not check the schema: %s", err));
+		*unavailable = db_connection_lost(conn) != 0;
+		return STATUS_NO_COUNTS;
 	}
 	if (load_counts(conn, dests, totals, err, sizeof(err)) < 0 ||
 	    load_ages(conn, dests, err, sizeof(err)) < 0 ||
@@ -301,7 +395,7 @@ static void print_errors(const json_t *errors)
 int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	json_t *instances = NULL, *maint = NULL, *errors, *dests, *totals, *doc;
-	bool unavailable = false;
+	bool unavailable = false, schema_behind = false;
 	int db_rc, sqs_failures;
 
 	if (argc != 1) {
@@ -316,7 +410,7 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	                   "outbox", zero_counts(event_states, N_EVENT_STATES));
 	for (size_t i = 0; i < ctl->cfg->n_destinations; i++)
 		destination(dests, ctl->cfg->destinations[i].name);
-	db_rc = load_database(ctl, dests, totals, &instances, errors, &unavailable);
+	db_rc = load_database(ctl, dests, totals, &instances, errors, &unavailable, &schema_behind);
 	if (db_rc == STATUS_NO_COUNTS)
 		null_counts(dests, totals);
 	else
@@ -344,6 +438,8 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	/* The database is what status is about: a queue whose depth could not
 	 * be read (not created yet, no permission) is named, not fatal. */
 	(void)sqs_failures;
+	if (schema_behind)
+		return CTL_EXIT_CONFIG;
 	if (db_rc < 0)
 		return unavailable ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
 	return CTL_EXIT_OK;

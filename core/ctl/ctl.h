@@ -11,6 +11,7 @@
 #define OUTBOX_CORE_CTL_CTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <libpq-fe.h>
 
@@ -38,10 +39,23 @@ struct ctl {
 const struct cfg *ctl_config(struct ctl *ctl);
 
 /*
- * Connect to the configured database once.  On failure prints why and
- * returns NULL; *exit_code is set to CTL_EXIT_CONFIG or CTL_EXIT_UNAVAILABLE.
+ * Connect to the configured database once and check that its schema has
+ * every migration this binary ships (db/migrate.h, migrate_check()).  On
+ * failure prints why and returns NULL; *exit_code is set to
+ * CTL_EXIT_CONFIG (bad file, or migrations missing), CTL_EXIT_UNAVAILABLE
+ * or CTL_EXIT_FAILURE.  The connection is borrowed (ctl owns it).
  */
 PGconn *ctl_db(struct ctl *ctl, int *exit_code);
+
+/* ctl_db() without the schema check, for migrate itself. */
+PGconn *ctl_db_unchecked(struct ctl *ctl, int *exit_code);
+
+/*
+ * migrate_check() for the loaded configuration (ctl_config() first): the
+ * core's migrations and those of every plugin the file names.  Returns a
+ * migrate_status; err says what is missing or what failed.
+ */
+int ctl_schema_check(struct ctl *ctl, PGconn *conn, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /* Print "outboxctl: " + message + newline to stderr. */
 void ctl_error(const char *fmt, ...) OUTBOX_PRINTF(1, 2);

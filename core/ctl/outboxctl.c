@@ -3,10 +3,12 @@
 /*
  * ctl/outboxctl.c: the operator's command line (docs/outboxctl.md).
  *
- *   outboxctl [-c FILE] [--json] COMMAND [ARGS...]
+ *   outboxctl [-c FILE] [--json] [-q|-v] COMMAND [ARGS...]
  *
- * -c and --json are accepted anywhere on the line; everything else belongs
- * to the command.  "outboxctl COMMAND --help" prints the command's usage
+ * -c, --json, -q and -v are accepted anywhere on the line; everything else
+ * belongs to the command.  An operator's tool says only what went wrong
+ * unless asked: warnings and errors by default, errors only with -q,
+ * progress with -v, debugging with -vv.  "outboxctl COMMAND --help" prints the command's usage
  * and what it does; "outboxctl --version" the versions.
  */
 #include <stdbool.h>
@@ -71,20 +73,42 @@ static bool wants_help(int argc, char **argv)
 
 static void command_help(const struct command *c)
 {
-	printf("usage: outboxctl [-c FILE] [--json] %s\n\n%s\n", c->usage, c->does);
+	printf("usage: outboxctl [-c FILE] [--json] [-q|-v] %s\n\n%s\n", c->usage, c->does);
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: outboxctl [-c FILE] [--json] COMMAND [ARGS...]\n\ncommands:\n");
+	fprintf(out, "usage: outboxctl [-c FILE] [--json] [-q|-v] COMMAND [ARGS...]\n"
+	        "       outboxctl -V|--version\n"
+	        "       outboxctl -h|--help\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %s\n", commands[i].usage);
-	fprintf(out, "\n-c FILE defaults to %s\n"
-	        "outboxctl COMMAND --help describes a command; outboxctl --version prints versions\n",
+	fprintf(out, "\noptions (anywhere on the line):\n"
+	        "  -c, --config FILE  the configuration file (default %s)\n"
+	        "      --json         print one JSON document on stdout\n"
+	        "  -q, --quiet        log errors only\n"
+	        "  -v, --verbose      log progress too (-vv: debugging)\n"
+	        "  -V, --version      print the versions of outboxctl and its libraries\n"
+	        "  -h, --help         print this help\n"
+	        "\noutboxctl COMMAND --help describes a command\n",
 	        SYSCONFDIR "/outboxd/relay.ini");
 }
 
-/* Removes -c FILE / --config FILE / --json from argv; returns the new argc or -1. */
+/* -q / -v / -vv; returns false if arg is none of them. */
+static bool take_verbosity(const char *arg)
+{
+	if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0)
+		log_max_level = LOG_LEVEL_ERROR;
+	else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0)
+		log_max_level = log_max_level >= LOG_LEVEL_INFO ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO;
+	else if (strcmp(arg, "-vv") == 0)
+		log_max_level = LOG_LEVEL_DEBUG;
+	else
+		return false;
+	return true;
+}
+
+/* Removes -c FILE / --config FILE / --json / -q / -v from argv; returns the new argc or -1. */
 static int take_common_options(struct ctl *ctl, int argc, char **argv)
 {
 	int out = 0;
@@ -105,7 +129,7 @@ static int take_common_options(struct ctl *ctl, int argc, char **argv)
 			ctl->config_path = argv[i] + 9;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			ctl->json = true;
-		} else {
+		} else if (!take_verbosity(argv[i])) {
 			argv[out++] = argv[i];
 		}
 	}
@@ -120,6 +144,7 @@ int main(int argc, char **argv)
 
 	log_set_ident("outboxctl");
 	log_set_format(LOG_FORMAT_TEXT);
+	log_max_level = LOG_LEVEL_WARNING;
 	argc = take_common_options(&ctl, argc, argv);
 	if (argc < 0)
 		return CTL_EXIT_USAGE;

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/process_metrics.h"
 #include "config/listen.h"
 #include "daemon/http_server.h"
 #include "daemon/sd_notify.h"
@@ -263,6 +264,16 @@ static void write_database_gauges(struct observe *o, FILE *out)
 	free(names);
 }
 
+/* /readyz as a series, so that an alert needs no HTTP probe. */
+static void write_ready(struct observe *o, FILE *out)
+{
+	char why[512];
+
+	fprintf(out, "# HELP outboxd_ready 1 when /readyz answers 200: the database answers and"
+	        " every lane and worker is connected.\n# TYPE outboxd_ready gauge\noutboxd_ready %d\n",
+	        check_ready(o, why, sizeof(why)) ? 1 : 0);
+}
+
 static int write_metrics(void *arg, FILE *out)
 {
 	struct observe *o = arg;
@@ -273,6 +284,9 @@ static int write_metrics(void *arg, FILE *out)
 	        PACKAGE_VERSION, OUTBOX_PLUGIN_ABI_MAJOR, OUTBOX_PLUGIN_ABI_MINOR);
 	write_sqs_requests(out);
 	write_database_gauges(o, out);
+	write_ready(o, out);
+	if (process_metrics_write(out) < 0)
+		return -1;
 	return metrics_write_prometheus(out);
 }
 

@@ -16,6 +16,34 @@
 #include "common/log.h"
 #include "daemon/plugins.h"
 
+static bool level_pinned, format_pinned;
+
+void daemon_logging_pin(bool level, bool format)
+{
+	level_pinned = level;
+	format_pinned = format;
+}
+
+/*
+ * Only the main thread writes these, at start and at SIGHUP; a worker
+ * reading the level while it changes logs one line by the old one.
+ */
+void daemon_logging_apply(const struct cfg *cfg)
+{
+	enum log_level level;
+	enum log_format format;
+
+	if (!format_pinned && log_parse_format(cfg->logging.format, &format))
+		log_set_format(format);
+	if (level_pinned || !log_parse_level(cfg->logging.level, &level) || level == log_max_level)
+		return;
+	/* Said under the more verbose of the two levels, so that it is seen. */
+	if (level > log_max_level)
+		log_max_level = level;
+	log_info("log level is now %s", cfg->logging.level);
+	log_max_level = level;
+}
+
 static bool same_str(const char *a, const char *b)
 {
 	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
@@ -170,6 +198,7 @@ int daemon_reload(struct daemon_units *du, const char *path)
 	next = load_checked(path, daemon_units_runs_consumer(du));
 	if (next == NULL)
 		return -1;
+	daemon_logging_apply(next);
 	(void)compare_sections(daemon_units_base(du), next);
 	if (diff_destinations(daemon_units_current(du), next, &d) < 0) {
 		log_error("out of memory: the configuration was not reloaded");

@@ -6,6 +6,9 @@
 #ifndef OUTBOX_CORE_DAEMON_RELOAD_H
 #define OUTBOX_CORE_DAEMON_RELOAD_H
 
+#include <stdbool.h>
+
+#include "config/config.h"
 #include "daemon/units.h"
 
 /*
@@ -20,5 +23,14 @@
  * destinations that failed to start, each logged).
  */
 int daemon_reload(struct daemon_units *du, const char *path);
+
+/*
+ * [logging] level and format, applied at start and by every successful
+ * reload, except what the command line set: --log-level and --log-format
+ * win over the file for the life of the process.  Call
+ * daemon_logging_pin() once, before the first daemon_logging_apply().
+ */
+void daemon_logging_pin(bool level, bool format);
+void daemon_logging_apply(const struct cfg *cfg);
 
 #endif

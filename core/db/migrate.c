@@ -7,9 +7,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "db/db.h"
 #include "common/hexdigest.h"
@@ -316,4 +318,107 @@ out:
 	}
 	set_free(&set);
 	return rc;
+}
+
+/* Appends ", \"FILE\" (COMPONENT)" to buf (no comma first); marks a full buffer. */
+static void list_add(char *buf, size_t size, const char *file, const char *component)
+{
+	size_t used = strlen(buf);
+	int n;
+
+	if (used + 4 >= size)
+		return;
+	n = snprintf(buf + used, size - used, "%s", used > 0 ? ", " : "");
+	if (n > 0)
+		used += (size_t)n;
+	n = snprintf(buf + used, size - used, "\"%s\" (%s)", file, component);
+	if (n < 0 || (size_t)n >= size - used)
+		memcpy(buf + size - 4, "...", 4);
+}
+
+/* Lists a component's files with no row (missing) and its rows with no file (newer). */
+static int check_component(PGconn *conn, bool have_table, const char *dir, const char *component,
+                           char *missing, char *newer, size_t size, char *err, size_t errlen)
+{
+	struct migration_set set = {NULL, 0};
+	const char *params[1] = {component};
+	PGresult *res = NULL;
+
+	if (scan_dir(dir, &set, err, errlen) < 0)
+		return MIGRATE_FAILED;
+	if (have_table) {
+		res = db_query(conn, "SELECT version, name FROM outbox.schema_migrations"
+		               " WHERE component = $1 ORDER BY version", 1, params, err, errlen);
+		if (res == NULL) {
+			set_free(&set);
+			return MIGRATE_FAILED;
+		}
+	}
+	for (int i = 0; res != NULL && i < PQntuples(res); i++) {
+		struct migration *m = find_version(&set, (int)strtol(PQgetvalue(res, i, 0), NULL, 10));
+
+		if (m != NULL)
+			m->applied = 1;
+		else
+			list_add(newer, size, PQgetvalue(res, i, 1), component);
+	}
+	for (size_t i = 0; i < set.n; i++)
+		if (!set.items[i].applied)
+			list_add(missing, size, set.items[i].file, component);
+	PQclear(res);
+	set_free(&set);
+	return MIGRATE_OK;
+}
+
+static bool seen_before(const char *const *names, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(names[j], names[i]) == 0)
+			return true;
+	return false;
+}
+
+static int schema_table_exists(PGconn *conn, bool *exists, char *err, size_t errlen)
+{
+	PGresult *res = db_query(conn, "SELECT pg_catalog.to_regclass('outbox.schema_migrations')"
+	                         " IS NOT NULL", 0, NULL, err, errlen);
+
+	if (res == NULL)
+		return -1;
+	*exists = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return 0;
+}
+
+int migrate_check(PGconn *conn, const char *dir, const char *const *plugins, size_t n_plugins,
+                  char *err, size_t errlen)
+{
+	char missing[1024] = "", newer[1024] = "", plugin_dir[4096];
+	bool have_table;
+	struct stat st;
+	int rc;
+
+	if (schema_table_exists(conn, &have_table, err, errlen) < 0)
+		return MIGRATE_FAILED;
+	rc = check_component(conn, have_table, dir, "core", missing, newer, sizeof(missing), err,
+	                     errlen);
+	for (size_t i = 0; rc == MIGRATE_OK && i < n_plugins; i++) {
+		if (seen_before(plugins, i))
+			continue;
+		snprintf(plugin_dir, sizeof(plugin_dir), "%s/plugins/%s", dir, plugins[i]);
+		if (stat(plugin_dir, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = check_component(conn, have_table, plugin_dir, plugins[i], missing, newer,
+			                     sizeof(missing), err, errlen);
+	}
+	if (rc != MIGRATE_OK)
+		return rc;
+	if (newer[0] != '\0')
+		log_warning("the database has migrations this binary does not know, applied by a newer "
+		            "release: %s; running on it, as a newer schema keeps older releases working",
+		            newer);
+	if (missing[0] == '\0')
+		return MIGRATE_OK;
+	snprintf(err, errlen, "the database schema is behind this binary: migrations %s are not "
+	         "applied; run outboxctl migrate", missing);
+	return MIGRATE_BEHIND;
 }

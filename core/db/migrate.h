@@ -22,6 +22,7 @@ enum migrate_status {
 	MIGRATE_OK = 0,
 	MIGRATE_FAILED = -1,  /* database or I/O failure */
 	MIGRATE_CHANGED = -2, /* an applied file changed or vanished: refuse */
+	MIGRATE_BEHIND = -3,  /* migrate_check(): files not applied yet */
 };
 
 struct migrate_report {
@@ -36,6 +37,21 @@ struct migrate_report {
  */
 int migrate_run(PGconn *conn, const char *dir, const char *component,
                 struct migrate_report *report, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/*
+ * Whether the database has every migration this binary ships: the core's
+ * files in dir and, for each name in plugins (borrowed; repeats are fine),
+ * those of dir/plugins/NAME when that folder exists.  Read-only (no lock,
+ * nothing created), so it works on an empty database too.
+ *
+ * MIGRATE_BEHIND: err names every missing file and says to run outboxctl
+ * migrate.  Versions recorded that dir has no file for come from a newer
+ * release; migrations keep the previous release working (docs/schema.md,
+ * "Schema check"), so that is accepted with one warning logged.
+ * MIGRATE_FAILED: the directory or the database could not be read.
+ */
+int migrate_check(PGconn *conn, const char *dir, const char *const *plugins, size_t n_plugins,
+                  char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /* The directory holding the core's migrations: $OUTBOX_MIGRATIONS_DIR if set,
  * else the installed one.  Borrowed. */

@@ -35,6 +35,7 @@
 #include "common/fault.h"
 #include "consumer/ledger.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "db/migrate.h"
 #include "outbox/producer.h"
 #include "aws/sqs.h"
@@ -64,9 +65,23 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: outbox-faultbench [-c FILE] --repetitions N [--publisher fake|sqs]\n"
 	             "                         [--scenarios seed|all] [--pg-restart-command CMD]\n"
-	             "                         [--json] [--log-level LEVEL]\n");
+	             "                         [--json] [--log-level LEVEL]\n"
+	             "       outbox-faultbench -V|--version\n"
+	             "       outbox-faultbench -h|--help\n"
+	             "\n"
+	             "  -c, --config FILE           database and AWS settings (default %s)\n"
+	             "  -n, --repetitions N         runs of each scenario\n"
+	             "      --publisher fake|sqs    a deterministic fake (default) or the queue\n"
+	             "      --scenarios seed|all    the four seed scenarios (default) or all\n"
+	             "      --pg-restart-command CMD  how pg_crash restarts PostgreSQL\n"
+	             "      --json                  print one JSON document\n"
+	             "      --log-level LEVEL       error, warning (default), info or debug\n"
+	             "  -V, --version               print the versions\n"
+	             "  -h, --help                  print this help\n",
+	        SYSCONFDIR "/outboxd/relay.ini");
 }
 
+/* 0 to run, 1 when --help or --version was printed, -1 on a usage error. */
 static int parse_args(int argc, char **argv, struct fb_options *o)
 {
 	static const struct option longopts[] = {
@@ -78,13 +93,20 @@ static int parse_args(int argc, char **argv, struct fb_options *o)
 		{"pg-restart-command", required_argument, NULL, 'r'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	char *end;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "c:n:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:n:hV", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			outbox_print_version(stdout, "outbox-faultbench");
+			return 1;
 		case 'c':
 			o->config = optarg;
 			break;
@@ -569,10 +591,13 @@ int main(int argc, char **argv)
 	memset(&fb, 0, sizeof(fb));
 	log_set_ident("outbox-faultbench");
 	log_max_level = LOG_LEVEL_WARNING;
-	if (parse_args(argc, argv, &o) < 0) {
+	rc = parse_args(argc, argv, &o);
+	if (rc < 0) {
 		usage(stderr);
 		return FB_EXIT_USAGE;
 	}
+	if (rc > 0)
+		return FB_EXIT_OK; /* --help or --version printed */
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = setup(&fb, &o);
 	doc = json_object();

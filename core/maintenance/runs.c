@@ -59,28 +59,3 @@ json_t *maintenance_runs_load(PGconn *conn, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 	return out;
 }
-
-void maintenance_runs_print(const json_t *runs, FILE *out)
-{
-	static const char *const tasks[] = {"sweeper", "pruner"};
-
-	for (size_t i = 0; i < 2; i++) {
-		const json_t *r = json_object_get(runs, tasks[i]);
-		char *counts;
-
-		if (!json_is_object(r)) {
-			fprintf(out, "%-8s never ran\n", tasks[i]);
-			continue;
-		}
-		counts = json_dumps(json_object_get(r, "counts"), JSON_COMPACT | JSON_PRESERVE_ORDER);
-		fprintf(out, "%-8s last run %.1fs ago on %s: %s %s%s%s\n", tasks[i],
-		        json_number_value(json_object_get(r, "age_seconds")),
-		        json_string_value(json_object_get(r, "instance_id")),
-		        json_is_true(json_object_get(r, "ok")) ? "ok" : "failed",
-		        counts != NULL ? counts : "{}",
-		        json_is_string(json_object_get(r, "error")) ? " error: " : "",
-		        json_is_string(json_object_get(r, "error"))
-		                ? json_string_value(json_object_get(r, "error")) : "");
-		free(counts);
-	}
-}

@@ -36,8 +36,4 @@ int maintenance_record_run(PGconn *conn, const struct maintenance_run *run,
  */
 json_t *maintenance_runs_load(PGconn *conn, char *err, size_t errlen);
 
-/* Two lines for outboxctl status: each task's last run (runs borrowed, as
- * maintenance_runs_load() returns it; out borrowed). */
-void maintenance_runs_print(const json_t *runs, FILE *out);
-
 #endif

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "common/metrics.h"
 #include "db/db.h"
 
 /*
@@ -130,10 +131,12 @@ static PGresult *query_prepared(PGconn *conn, const char *name, const char *sql,
                                 const char *const *params, char *err, size_t errlen)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
+		double t0 = metrics_now_seconds();
 		PGresult *res = PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
 		ExecStatusType st = PQresultStatus(res);
 		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
+		metrics_observe_keyed(METRIC_DB_STATEMENT_SECONDS, name, metrics_now_seconds() - t0);
 		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
 			return res;
 		if (attempt > 0 || state == NULL || strcmp(state, "26000") != 0) {

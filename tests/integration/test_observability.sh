@@ -134,8 +134,36 @@ check "publish batch sizes add up to the published events" \
 check "SendMessageBatch requests = batches observed" \
 	test "$(grep '^outboxd_sqs_requests_total{action="SendMessageBatch"}' "$TEST_TMP/metrics.txt" | awk '{print $NF}')" = \
 	     "$(metric outboxd_publish_batch_size_count)"
-check "every lane is up" test "$(grep -c '^outboxd_relay_lanes_up{.*} 1$' "$TEST_TMP/metrics.txt")" = 3
-check "every worker and DLQ reader is up (3 x (2 + 1))" test "$(metric outboxd_consumer_workers_up)" = 9
+check "every lane is connected" test "$(grep -c '^outboxd_relay_lanes_connected{.*} 1$' "$TEST_TMP/metrics.txt")" = 3
+check "every worker and DLQ reader is connected (3 x (2 + 1))" test "$(metric outboxd_consumer_workers_connected)" = 9
+check "the deprecated *_up names still carry the same values" \
+	test "$(metric outboxd_relay_lanes_up):$(metric outboxd_consumer_workers_up)" = 3:9
+for m in process_cpu_seconds_total process_resident_memory_bytes process_start_time_seconds \
+	process_open_fds process_max_fds; do
+	check "$m is served" grep -qE "^$m [0-9]" "$TEST_TMP/metrics.txt"
+done
+check "process_start_time_seconds is this run's start (within 10 min of now)" \
+	awk -v now="$(date +%s)" '$1 == "process_start_time_seconds" { ok = ($2 > now - 600 && $2 <= now + 1) } END { exit !ok }' "$TEST_TMP/metrics.txt"
+check "process_resident_memory_bytes is above 1 MB" \
+	awk '$1 == "process_resident_memory_bytes" { ok = ($2 > 1e6) } END { exit !ok }' "$TEST_TMP/metrics.txt"
+check "process_open_fds counts some descriptors" \
+	awk '$1 == "process_open_fds" { ok = ($2 >= 3) } END { exit !ok }' "$TEST_TMP/metrics.txt"
+for a in SendMessageBatch ReceiveMessage DeleteMessageBatch; do
+	check "outboxd_sqs_request_duration_seconds{action=\"$a\"} counted requests" \
+		awk -v a="$a" '$1 == "outboxd_sqs_request_duration_seconds_count{action=\"" a "\"}" { ok = ($2 > 0) } END { exit !ok }' "$TEST_TMP/metrics.txt"
+done
+check "SendMessageBatch durations as many as the requests" \
+	test "$(grep '^outboxd_sqs_request_duration_seconds_count{action="SendMessageBatch"}' "$TEST_TMP/metrics.txt" | awk '{print $NF}')" = \
+	"$(grep '^outboxd_sqs_requests_total{action="SendMessageBatch"}' "$TEST_TMP/metrics.txt" | awk '{print $NF}')"
+for s in outbox_store_claim outbox_store_mark; do
+	check "outboxd_db_statement_duration_seconds{statement=\"$s\"} counted statements" \
+		awk -v s="$s" '$1 == "outboxd_db_statement_duration_seconds_count{statement=\"" s "\"}" { ok = ($2 > 0) } END { exit !ok }' "$TEST_TMP/metrics.txt"
+done
+check "the consumer's ledger statements are timed too" grep -qE '^outboxd_db_statement_duration_seconds_count\{statement="ledger_[a-z_]+"\} [1-9]' "$TEST_TMP/metrics.txt"
+check "outboxd_ready is 1 while /readyz is 200" grep -q '^outboxd_ready 1$' "$TEST_TMP/metrics.txt"
+check "the credential refresh counters are served" \
+	test "$(grep -cE '^outboxd_aws_credential_refresh(es|_failures)_total [0-9]+$' "$TEST_TMP/metrics.txt")" = 2
+check "every dead reason has its series" test "$(grep -c '^outboxd_jobs_dead_total{destination="news",reason="[A-Z_]*"}' "$TEST_TMP/metrics.txt")" = 7
 check "the oldest NEW event age is 0 when none waits" \
 	grep -q '^outboxd_oldest_new_event_age_seconds{destination="news"} 0.000$' "$TEST_TMP/metrics.txt"
 dashboard_series_exist() {
@@ -180,6 +208,7 @@ check "/healthz stays 200 during the outage" status 200 /healthz
 curl -sS "$URL/metrics" >"$TEST_TMP/metrics-outage.txt" 2>&1 || true
 check "/metrics still answers during the outage, database_up 0" \
 	grep -q '^outboxd_database_up 0$' "$TEST_TMP/metrics-outage.txt"
+check "outboxd_ready is 0 during the outage" grep -q '^outboxd_ready 0$' "$TEST_TMP/metrics-outage.txt"
 pg_ctl_priv start
 check "/readyz is 200 again once PostgreSQL is back" until_status 200 /readyz 30
 check "/healthz is 200 after the outage" status 200 /healthz
@@ -208,8 +237,8 @@ aged() {
 	     END { exit !(a && b) }' "$TEST_TMP/metrics.txt"
 }
 check "the oldest NEW event and the oldest due PENDING job have an age" wait_for 10 aged
-check "a consumer-only instance reports no lane up" \
-	test "$(metric outboxd_relay_lanes_up)" = 0
+check "a consumer-only instance reports no lane connected" \
+	test "$(metric outboxd_relay_lanes_connected)" = 0
 check "the consumer-only outboxd stops cleanly (exit 0)" outboxd_stop "$OPID"
 
 for f in "$TEST_TMP/outboxd-json.log" "$log"; do

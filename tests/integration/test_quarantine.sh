@@ -25,6 +25,9 @@ for i in 1 2 3 4; do others+=("$(ops_enqueue beta "$i")"); done
 ops_ini "$INI" "$DB"
 ops_dest "$INI" alpha "plugin.abort_job = $P"
 ops_dest "$INI" beta "plugin.abort_job = $P"
+. "$OUTBOX_SRCDIR/tests/harness/services.sh"
+port=$(free_port)
+printf '\n[metrics]\nlisten = 127.0.0.1:%s\n' "$port" >>"$INI"
 
 dead_crashed() { [ "$(psql_q "$DB" "SELECT status || ':' || coalesce(dead_reason, '-') FROM outbox.jobs WHERE job_id = '$P'")" = "DEAD:CRASHED" ]; }
 exited() { ! kill -0 "$OPID" 2>/dev/null; }
@@ -51,6 +54,13 @@ check "it ran three times, never committed" [ "$(executions "$P"):$(recorder_row
 check "the last error says why" [ "$(psql_q "$DB" "SELECT last_error FROM outbox.jobs WHERE job_id = '$P'")" = "quarantined: 3 handler run(s) ended with their process" ]
 check "the quarantine is logged" grep -q "job quarantined: its handler ended the process 3 time(s); marked DEAD CRASHED.*job_id=$P" "$TEST_TMP/outboxd.log"
 check "the instance that quarantined it is still running" kill -0 "$OPID"
+curl -fsS "http://127.0.0.1:$port/metrics" >"$TEST_TMP/metrics.txt" || true
+check "a scrape counts the quarantine: reason=\"CRASHED\"" \
+	grep -q '^outboxd_jobs_dead_total{destination="alpha",reason="CRASHED"} 1$' "$TEST_TMP/metrics.txt"
+check "no other destination counts one" \
+	grep -q '^outboxd_jobs_dead_total{destination="beta",reason="CRASHED"} 0$' "$TEST_TMP/metrics.txt"
+check "the process_* series are served" \
+	test "$(grep -cE '^process_(cpu_seconds_total|resident_memory_bytes|start_time_seconds|open_fds) ' "$TEST_TMP/metrics.txt")" = 4
 all_others_done() {
 	[ "$(count_jobs "status = 'SUCCEEDED'")" = "${#others[@]}" ]
 }

@@ -6,7 +6,8 @@
 # running handler finishes, nothing else of it is claimed, nothing lost:
 # re-added, its waiting job runs once); (4) a broken file changes nothing,
 # every error is logged FILE:LINE, and a changed [database] conninfo is
-# reported as needing a restart while the running value stays.
+# reported as needing a restart while the running value stays; (5) [logging]
+# level applies at reload, and --log-level on the command line wins over it.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_consumer_lib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_ops_lib.sh"
@@ -117,6 +118,19 @@ check "(4) retention: says it needs a restart" grep -q "reload: \[retention\] ba
 G4=$(ops_enqueue gamma 4)
 check "(4) conninfo: still served through the running database" wait_for 30 status_is "$DB" "$G4" SUCCEEDED
 
+# (5) [logging] level: warning silences the LOG lines of the next reload
+# (its warning still comes); back to info, the reloads say so again
+cp "$TEST_TMP/good.ini" "$INI"
+printf '\n[logging]\nlevel = warning\n' >>"$INI"
+check "(5) logging: the new level is announced" reload "LOG: log level is now warning"
+done_lines() { grep -c "configuration reloaded" "$LOG" || true; }
+before=$(done_lines)
+printf '\n[retention]\nbatch_size = 9\n' >>"$INI"
+check "(5) logging: a warning still comes" reload "reload: \[retention\] batch_size changed"
+cp "$TEST_TMP/good.ini" "$INI"
+check "(5) logging: back to info is announced" reload "LOG: log level is now info"
+check "(5) logging: at warning, the reload wrote no LOG line" [ "$(done_lines)" = "$((before + 1))" ]
+
 check "every job ran to SUCCEEDED, nothing dead" [ "$(count_jobs "status <> 'SUCCEEDED'")" = 0 ]
 ok=1
 for j in $(psql_q "$DB" "SELECT job_id FROM outbox.jobs"); do
@@ -124,4 +138,18 @@ for j in $(psql_q "$DB" "SELECT job_id FROM outbox.jobs"); do
 done
 check "every job committed exactly once" [ "$ok" = 1 ]
 check "outboxd stops cleanly" ops_stop "$OPID"
+
+# (5) --log-level beats [logging] level, at start and at reload; [logging]
+# format = json applies from the start
+printf '\n[logging]\nlevel = error\nformat = json\n' >>"$INI"
+LOG=$TEST_TMP/pinned.log
+"$OUTBOXD" -c "$INI" --role all --log-level info >>"$LOG" 2>&1 &
+OPID=$!
+ops_pids+=("$OPID")
+check "(5) --log-level info: the start is logged despite level = error" wait_for 30 grep -q '"level":"LOG","program":"outboxd".*"message":"outboxd started' "$LOG"
+check "(5) format = json: the start is a JSON line" sh -c "grep '\"message\":\"outboxd started' '$LOG' | jq -e .pid >/dev/null"
+check "(5) --log-level info: a reload keeps it" reload '"message":"configuration reloaded'
+check "(5) --log-format text on the command line beats format = json" sh -c "'$OUTBOXD' -c '$INI' --log-format text --role all --log-level info >'$TEST_TMP/text.log' 2>&1 & p=\$!; for i in \$(seq 300); do grep -q 'LOG: outboxd started' '$TEST_TMP/text.log' && break; sleep 0.1; done; kill -TERM \$p; wait \$p; grep -q 'LOG: outboxd started' '$TEST_TMP/text.log'"
+check "(5) --log-level info: no level change announced" sh -c "! grep -q 'log level is now' '$LOG'"
+check "outboxd stops cleanly (pinned)" ops_stop "$OPID"
 finish

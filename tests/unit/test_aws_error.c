@@ -17,6 +17,7 @@
 #include "aws/env.h"
 #include "aws/error.h"
 #include "aws/sqs.h"
+#include "aws/xml.h"
 
 #define T AWS_ERR_TRANSIENT
 #define P AWS_ERR_PERMANENT
@@ -166,26 +167,56 @@ static void test_parse_xml(void **state)
 	assert_string_equal(r.code, "");
 }
 
+/* Reads doc and returns the text of its first element name, or NULL. */
+static char *first_text(const char *doc, const char *name)
+{
+	xmlDoc *d = aws_xml_read(doc, strlen(doc));
+	char *text = NULL;
+
+	if (d != NULL)
+		text = aws_xml_text(aws_xml_find(xmlDocGetRootElement(d), name));
+	xmlFreeDoc(d);
+	return text;
+}
+
 static void test_xml_find(void **state)
 {
 	static const char doc[] = "<R><KeyCount>2</KeyCount><Key>a&apos;b</Key><Empty/><Key>second</Key></R>";
-	struct aws_xml_span all = {doc, strlen(doc)};
-	struct aws_xml_span v;
-	struct aws_xml_span rest;
+	static const char dtd[] = "<!DOCTYPE R [<!ENTITY e \"x\">]><R>&e;</R>";
+	xmlDoc *d = aws_xml_read(doc, strlen(doc));
+	xmlNode *root, *key;
 	char buf[32];
+	char *t;
 
-	assert_true(aws_xml_find(all, "Key", &v, &rest));
-	aws_xml_decode_buf(v, buf, sizeof(buf));
+	(void)state;
+	assert_non_null(d);
+	root = xmlDocGetRootElement(d);
+	key = aws_xml_child(root, "Key");
+	assert_non_null(key);
+	aws_xml_text_buf(key, buf, sizeof(buf));
 	assert_string_equal(buf, "a'b");
-	assert_true(aws_xml_find(rest, "Key", &v, NULL));
-	assert_int_equal(v.len, 6);
-	assert_true(aws_xml_find(all, "Empty", &v, NULL));
-	assert_int_equal(v.len, 0);
-	assert_false(aws_xml_find(all, "Missing", &v, NULL));
-	assert_false(aws_xml_find((struct aws_xml_span){"<Key>unterminated", 17}, "Key", &v, NULL));
-	assert_null(aws_xml_decode((struct aws_xml_span){"a&bogus;b", 9}));
-	assert_null(aws_xml_decode((struct aws_xml_span){"a&#0;b", 6}));
-	assert_null(aws_xml_decode((struct aws_xml_span){"dangling &amp", 13}));
+	assert_non_null(aws_xml_find(key->next, "Key"));
+	aws_xml_text_buf(aws_xml_find(key->next, "Key"), buf, sizeof(buf));
+	assert_string_equal(buf, "second");
+	t = aws_xml_text(aws_xml_child(root, "Empty"));
+	assert_string_equal(t, "");
+	free(t);
+	assert_null(aws_xml_child(root, "Missing"));
+	aws_xml_text_buf(NULL, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	xmlFreeDoc(d);
+	/* Malformed bodies are refused whole. */
+	assert_null(aws_xml_read("<Key>unterminated", 17));
+	assert_null(first_text("<R>a&bogus;b</R>", "R"));
+	assert_null(first_text("<R>a&#0;b</R>", "R"));
+	assert_null(first_text("<R>dangling &amp</R>", "R"));
+	assert_null(aws_xml_read("", 0));
+	/* A DOCTYPE (entities to expand) is refused. */
+	assert_null(aws_xml_read(dtd, strlen(dtd)));
+	assert_null(aws_xml_read("<!DOCTYPE R><R/>", 16));
+	t = first_text("<R>&#233;</R>", "R"); /* what is refused is the DOCTYPE */
+	assert_string_equal(t, "\xc3\xa9");
+	free(t);
 }
 
 static void test_result_fail(void **state)

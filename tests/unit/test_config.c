@@ -186,6 +186,8 @@ static void test_defaults(void **state)
 	assert_null(cfg->s3.bucket);
 	assert_string_equal(cfg->s3.prefix, "prices/");
 	assert_null(cfg->s3.endpoint_url);
+	assert_string_equal(cfg->logging.level, "info");
+	assert_string_equal(cfg->logging.format, "text");
 	assert_int_equal(cfg->database.lock_timeout_seconds, 10);
 	assert_int_equal(cfg->database.statement_timeout_seconds, 60);
 	assert_int_equal(cfg->database.idle_in_transaction_timeout_seconds, 60);
@@ -482,6 +484,7 @@ int main(void)
 		ERROR_FIXTURE(unknown_key),
 		ERROR_FIXTURE(bad_number),
 		ERROR_FIXTURE(bad_bool),
+		ERROR_FIXTURE(bad_logging),
 		ERROR_FIXTURE(out_of_range),
 		ERROR_FIXTURE(timeouts_out_of_range),
 		ERROR_FIXTURE(unknown_section),

@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include "common/log_fields.h"
 #include "common/metrics.h"
+#include "common/process_metrics.h"
 #include "config/listen.h"
 
 static void expect_fields(const char *msg, const char *want_json)
@@ -161,7 +164,10 @@ static void test_metrics(void **state)
 	assert_non_null(strstr(text, "outboxd_jobs_dead_total{destination=\"news\",reason=\"STALE\"} 1\n"));
 	/* One HELP/TYPE per family, however many label values it has. */
 	assert_null(strstr(strstr(text, "# TYPE outboxd_jobs_dead_total") + 1, "# TYPE outboxd_jobs_dead_total"));
+	assert_non_null(strstr(text, "outboxd_consumer_workers_connected{destination=\"news\"} 2\n"));
+	/* The deprecated name, until the next release. */
 	assert_non_null(strstr(text, "outboxd_consumer_workers_up{destination=\"news\"} 2\n"));
+	metrics_inc(METRIC_JOBS_DEAD_CRASHED, "news");
 	/* Label values are escaped. */
 	assert_non_null(strstr(text, "outboxd_jobs_succeeded_total{destination=\"we\\\"ird\"} 0\n"));
 	/* Buckets are cumulative; +Inf equals _count. */
@@ -174,10 +180,94 @@ static void test_metrics(void **state)
 	assert_non_null(strstr(text, "outboxd_handler_execute_duration_seconds_bucket{destination=\"news\",le=\"0.001\"} 1\n"));
 	assert_non_null(strstr(text, "outboxd_handler_execute_duration_seconds_count{destination=\"news\"} 1\n"));
 	free(text);
+	exposition(&text, &len);
+	assert_non_null(strstr(text, "outboxd_jobs_dead_total{destination=\"news\",reason=\"CRASHED\"} 1\n"));
+	assert_non_null(strstr(text, "outboxd_jobs_dead_total{destination=\"we\\\"ird\",reason=\"CANCELLED\"} 0\n"));
+	free(text);
 	metrics_shutdown();
 	/* After shutdown recording is a no-op, not a crash. */
 	metrics_inc(METRIC_JOBS_SUCCEEDED, "news");
 	assert_int_equal(metrics_n_destinations(), 0);
+}
+
+/* Many threads adding the same few keys at once: each key gets one slot. */
+static void *observe_keys(void *arg)
+{
+	static const char *const keys[] = {"k0", "k1", "k2", "k3"};
+
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		metrics_observe_keyed(METRIC_DB_STATEMENT_SECONDS, keys[i % 4], 0.002);
+	return NULL;
+}
+
+static void test_keyed_histograms(void **state)
+{
+	pthread_t t[8];
+	char *text = NULL, key[16];
+	size_t len = 0;
+	const char *p;
+	int n = 0;
+
+	(void)state;
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, observe_keys, NULL), 0);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	metrics_observe_keyed(METRIC_SQS_REQUEST_SECONDS, "ReceiveMessage", 19.5);
+	metrics_observe_keyed(METRIC_SQS_REQUEST_SECONDS, "ReceiveMessage", NAN); /* dropped */
+	metrics_process_inc(METRIC_CREDENTIAL_REFRESH_FAILURES);
+	/* Past the table's room keys are dropped, not written over others. */
+	for (int i = 0; i < METRICS_MAX_KEYS + 5; i++) {
+		snprintf(key, sizeof(key), "extra%d", i);
+		metrics_observe_keyed(METRIC_SQS_REQUEST_SECONDS, key, 0.01);
+	}
+	exposition(&text, &len);
+	assert_non_null(strstr(text, "# TYPE outboxd_db_statement_duration_seconds histogram\n"));
+	for (p = strstr(text, "outboxd_db_statement_duration_seconds_count{"); p != NULL;
+	     p = strstr(p + 1, "outboxd_db_statement_duration_seconds_count{"))
+		n++;
+	assert_int_equal(n, 4);
+	assert_non_null(strstr(text, "outboxd_db_statement_duration_seconds_count{statement=\"k2\"} 2000\n"));
+	assert_non_null(strstr(text, "outboxd_db_statement_duration_seconds_bucket{statement=\"k2\",le=\"0.001\"} 0\n"));
+	assert_non_null(strstr(text, "outboxd_db_statement_duration_seconds_bucket{statement=\"k2\",le=\"0.0025\"} 2000\n"));
+	assert_non_null(strstr(text, "outboxd_sqs_request_duration_seconds_bucket{action=\"ReceiveMessage\",le=\"15\"} 0\n"));
+	assert_non_null(strstr(text, "outboxd_sqs_request_duration_seconds_bucket{action=\"ReceiveMessage\",le=\"20\"} 1\n"));
+	assert_non_null(strstr(text, "outboxd_sqs_request_duration_seconds_count{action=\"ReceiveMessage\"} 1\n"));
+	assert_non_null(strstr(text, "outboxd_sqs_request_duration_seconds_count{action=\"extra0\"} 1\n"));
+	assert_null(strstr(text, "action=\"extra" "47\""));
+	assert_non_null(strstr(text, "outboxd_aws_credential_refresh_failures_total 1\n"));
+	assert_non_null(strstr(text, "outboxd_aws_credential_refreshes_total 0\n"));
+	free(text);
+}
+
+static void test_process_metrics(void **state)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	double start = 0, rss = 0, fds = 0;
+	const char *p;
+
+	(void)state;
+	assert_non_null(out);
+	assert_int_equal(process_metrics_write(out), 0);
+	fclose(out);
+	assert_non_null(strstr(text, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total "));
+	p = strstr(text, "\nprocess_start_time_seconds ");
+	assert_non_null(p);
+	start = strtod(p + 28, NULL);
+	assert_true(start > (double)time(NULL) - 3600 && start <= (double)time(NULL) + 1);
+	p = strstr(text, "\nprocess_resident_memory_bytes ");
+	assert_non_null(p);
+	rss = strtod(p + 31, NULL);
+	assert_true(rss > 100000);
+	p = strstr(text, "\nprocess_open_fds ");
+	assert_non_null(p);
+	fds = strtod(p + 18, NULL);
+	assert_true(fds >= 3); /* stdin, stdout, stderr at least */
+	assert_non_null(strstr(text, "\nprocess_max_fds "));
+	free(text);
 }
 
 int main(void)
@@ -188,6 +278,8 @@ int main(void)
 		cmocka_unit_test(test_log_json_too_long),
 		cmocka_unit_test(test_listen),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_keyed_histograms),
+		cmocka_unit_test(test_process_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
