@@ -18,6 +18,7 @@
 #                                    create-queues, --check-config; sets DB, INI
 #   enqueue_jobs DEST N [TAG]        N jobs of type "order" for DEST; prints ids
 #   recv_count JQ-FILTER             log lines matching a jq select() filter
+#   wait_for_file TEXT SECONDS       polls until the receiver's log has TEXT
 #
 # env overrides for the ini: RETRY_BASE, RETRY_MAX, LEASE, VIS, WORKERS,
 # GRACE, HANDLER_TIMEOUT.
@@ -161,4 +162,12 @@ enqueue_jobs() {
 
 recv_count() {
 	jq -c "select($1)" "$RECV_LOG" | wc -l
+}
+
+wait_for_file() {
+	local deadline=$(( SECONDS + $2 ))
+	until grep -qF -- "$1" "$RECV_LOG"; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.1
+	done
 }
