@@ -47,7 +47,7 @@ static int check_range(const struct outbox_option *decl, double x,
                        char *err, size_t errlen)
 {
 	if (bounded(decl) && (x < decl->min || x > decl->max)) {
-		snprintf(err, errlen, "value %g is out of range (%g .. %g)",
+		snprintf(err, errlen, "value %.15g is out of range (%.15g .. %.15g)",
 		         x, decl->min, decl->max);
 		return -1;
 	}
