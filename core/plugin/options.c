@@ -259,12 +259,13 @@ static int take_prefixed(struct plugin_option_value *val, const struct cfg_plugi
 		plugin_diag_report(diag, opt, "empty value");
 		return 1;
 	}
-	grown = realloc(val->text, have + slen + strlen(opt->value) + 3);
+	size_t add = slen + strlen(opt->value) + 3;
+	grown = realloc(val->text, have + add);
 	if (grown == NULL) {
 		plugin_diag_report(diag, opt, "out of memory");
 		return 1;
 	}
-	sprintf(grown + have, "%s=%s\n", suffix, opt->value);
+	snprintf(grown + have, add, "%s=%s\n", suffix, opt->value);
 	val->text = grown;
 	if (!val->configured)
 		val->line = opt->line;
