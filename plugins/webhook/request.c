@@ -193,8 +193,9 @@ static void read_response(CURL *h, struct wh_response *resp)
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
 	if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &after) == CURLE_OK && after > 0)
 		resp->retry_after_s = (int64_t)after;
+	/* Shown without its query: a token may travel there. */
 	if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location != NULL)
-		wh_escape(location, strlen(location), resp->location, sizeof(resp->location));
+		wh_escape(location, strcspn(location, "?#"), resp->location, sizeof(resp->location));
 }
 
 int wh_deliver(const struct wh_config *cfg, CURL *h, const struct outbox_job *job,

@@ -114,38 +114,13 @@ wh_setup() {
 	shift
 	DB=$(newdb "webhook_${name}_$$")
 	INI="$TEST_TMP/relay.ini"
-	cat >"$INI" <<INI
-[database]
-conninfo = $DB
-
-[aws]
-region = us-east-1
-endpoint_url = $OUTBOX_TEST_AWS_ENDPOINT
-
-[relay]
-poll_interval_ms = 100
-retry_base_seconds = ${RETRY_BASE:-1}
-retry_max_seconds = ${RETRY_MAX:-4}
-claim_lease_seconds = 5
-
-[consumer]
-workers = ${WORKERS:-4}
-wait_time_seconds = 1
-visibility_timeout_seconds = ${VIS:-5}
-lease_seconds = ${LEASE:-5}
-shutdown_grace_seconds = ${GRACE:-5}
-
-INI
+	WORKERS=${WORKERS:-4} pl_ini_head "$DB" "$OUTBOX_TEST_AWS_ENDPOINT" >"$INI"
+	echo >>"$INI"
 	for spec in "$@"; do
 		IFS='|' read -r d p lines <<<"$spec"
 		wh_dest_section "$d" "$p" "${lines:-}" "$qn" >>"$INI"
 	done
-	"$OUTBOXCTL" -c "$INI" migrate >"$TEST_TMP/migrate.log" 2>&1 || {
-		cat "$TEST_TMP/migrate.log" >&2; return 1; }
-	"$OUTBOXCTL" -c "$INI" create-queues >"$TEST_TMP/create-queues.log" 2>&1 || {
-		cat "$TEST_TMP/create-queues.log" >&2; return 1; }
-	"$OUTBOXD" -c "$INI" --check-config >"$TEST_TMP/check-config.log" 2>&1 || {
-		cat "$TEST_TMP/check-config.log" >&2; return 1; }
+	pl_prepare
 }
 
 enqueue_jobs() {
