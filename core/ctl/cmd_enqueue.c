@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/enqueue_lines.h"
 #include "db/db.h"
 

@@ -29,7 +29,7 @@ case_source() {
 	ac_enqueue $((total + 1)) $((total + 5))
 	total=$((total + 5))
 	check "$label: 5 more jobs SUCCEEDED through the verifying stub" \
-		wait_sql 60 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total"
+		wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total" 60
 	check "$label: every request signed with a $accept key, none refused" \
 		test "$(ac_stats "[(.accepted_by_source | keys | join(\",\")), (.rejected | length)] | join(\"/\")")" = "$accept/0"
 	check "$label: the log names the source" grep -qF "AWS credentials from $logline" "$TEST_TMP/outboxd-$label.log"
@@ -48,7 +48,7 @@ ac_enqueue $((total + 1)) $((total + 2))
 check "wrong key: the stub refuses it with InvalidClientTokenId" \
 	wait_for 60 stats_ge '.rejected.InvalidClientTokenId // 0' 2
 check "wrong key: the events stay NEW (not dead) with the error recorded" \
-	wait_sql 60 "SELECT count(*) FROM outbox.outbox_events WHERE status = 'NEW' AND last_error LIKE 'InvalidClientTokenId%'" 2
+	wait_sql "$DB" "SELECT count(*) FROM outbox.outbox_events WHERE status = 'NEW' AND last_error LIKE 'InvalidClientTokenId%'" 2 60
 check "wrong key: nothing was forwarded" test "$(ac_stats .proxied)" = 0
 check "wrong key: outboxd exits 0" ac_outboxd_stop
 ac_stub_start --static-key AKIDENVCASE:env-case-secret-0001 --accept static
@@ -56,7 +56,7 @@ ac_ini
 ac_outboxd "$TEST_TMP/outboxd-wrong2.log" all AWS_ACCESS_KEY_ID=AKIDENVCASE AWS_SECRET_ACCESS_KEY=env-case-secret-0001
 total=$((total + 2))
 check "wrong key: with the right key the held events go through" \
-	wait_sql 60 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total"
+	wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total" 60
 check "wrong key: outboxd exits 0 again" ac_outboxd_stop
 
 # --- shared credentials file, static keys, AWS_PROFILE -----------------------
@@ -148,7 +148,7 @@ ac_outboxd "$TEST_TMP/outboxd-skew-relay.log" relay AWS_ACCESS_KEY_ID=AKIDENVCAS
 ac_enqueue $((total + 1)) $((total + 10))
 total=$((total + 10))
 check "skew: the batch is PUBLISHED" \
-	wait_sql 60 "SELECT count(*) FROM outbox.outbox_events WHERE status <> 'PUBLISHED'" 0
+	wait_sql "$DB" "SELECT count(*) FROM outbox.outbox_events WHERE status <> 'PUBLISHED'" 0 60
 check "skew: the first request was refused as skewed, once" \
 	test "$(ac_stats '.rejected.RequestTimeTooSkewed')" = 1
 check "skew: the relay corrected its clock from the Date header" \
@@ -158,7 +158,7 @@ check "skew: every published event was sent once (first request retried in place
 check "skew: relay exits 0" ac_outboxd_stop
 ac_outboxd "$TEST_TMP/outboxd-skew-consumer.log" consumer AWS_ACCESS_KEY_ID=AKIDENVCASE AWS_SECRET_ACCESS_KEY=env-case-secret-0001
 check "skew: the consumer (its own clock offset) runs every job" \
-	wait_sql 60 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total"
+	wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total" 60
 check "skew: consumer exits 0" ac_outboxd_stop
 
 # --- over all cases -----------------------------------------------------------
