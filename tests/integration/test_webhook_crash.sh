@@ -22,7 +22,7 @@ LEASE=5 VIS=5 wh_setup crash \
 outboxd_start "$TEST_TMP/outboxd-a.log"
 A=$OPID
 J=$(enqueue_jobs held 1)
-check "the first request reached the receiver" wait_for_file "$J:0" 20
+check "the first request reached the receiver" wait_for 20 grep -qF -- "$J:0" "$RECV_LOG"
 check "it is CLAIMED while the receiver holds the request" \
 	test "$(q "SELECT status FROM outbox.jobs WHERE job_id = '$J'")" = CLAIMED
 kill -KILL "$A"
@@ -30,7 +30,7 @@ wait "$A" 2>/dev/null || true
 check "no delivery row while the request was in flight" \
 	test "$(q "SELECT count(*) FROM webhook.deliveries")" = 0
 outboxd_start "$TEST_TMP/outboxd-b.log"
-check "after the restart the job ends SUCCEEDED" wait_for \
+check "after the restart the job ends SUCCEEDED" wait_sql "$DB" \
 	"SELECT status FROM outbox.jobs WHERE job_id = '$J'" SUCCEEDED 40
 check "the receiver saw it twice, with the same webhook-id, both signatures valid" \
 	test "$(jq -r "select(.job_id == \"$J\") | \"\(.id) \(.valid)\"" "$RECV_LOG" | sort | uniq -c |
@@ -44,15 +44,15 @@ enqueue_jobs endless 4 >/dev/null
 enqueue_jobs trickle 4 >/dev/null
 started=$SECONDS
 enqueue_jobs fine 20 >/dev/null
-check "meanwhile 20 jobs to a well-behaved receiver all SUCCEED" wait_for \
+check "meanwhile 20 jobs to a well-behaved receiver all SUCCEED" wait_sql "$DB" \
 	"SELECT count(*) FROM outbox.jobs WHERE destination = 'fine' AND status = 'SUCCEEDED'" 20 30
 echo "# the 20 'fine' jobs took $((SECONDS - started)) s"
-check "a body without end is read up to max_response_bytes and judged by its 200" wait_for \
+check "a body without end is read up to max_response_bytes and judged by its 200" wait_sql "$DB" \
 	"SELECT count(*) FROM outbox.jobs WHERE destination = 'endless' AND status = 'SUCCEEDED'" 4 30
-check "slow headers: RETRY after timeout_ms" wait_for \
+check "slow headers: RETRY after timeout_ms" wait_sql "$DB" \
 	"SELECT bool_and(attempt_count >= 1 AND last_error LIKE '%no complete answer within timeout_ms (1500 ms)%')
 	 FROM outbox.jobs WHERE destination = 'slowhead' AND status <> 'CLAIMED'" t 30
-check "a body one byte at a time: RETRY after timeout_ms" wait_for \
+check "a body one byte at a time: RETRY after timeout_ms" wait_sql "$DB" \
 	"SELECT bool_and(attempt_count >= 1 AND last_error LIKE '%no complete answer within timeout_ms (1500 ms)%')
 	 FROM outbox.jobs WHERE destination = 'trickle' AND status <> 'CLAIMED'" t 30
 rss_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$OPID/status")

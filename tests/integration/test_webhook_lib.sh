@@ -1,6 +1,6 @@
 # tests/integration/test_webhook_lib.sh: shared setup of the webhook plugin's
 # tests (sourced after tests/harness/testlib.sh; it sources
-# test_pipeline_lib.sh for outboxd_start, q, wait_for, wait_idle and the
+# test_pipeline_lib.sh for outboxd_start, q and the
 # clean-up at exit).  Receivers are real servers on 127.0.0.1:
 # tests/harness/webhook-receiver.mjs (checks every signature with the npm
 # `standardwebhooks` package) and tests/harness/webhook-receiver.py (Python's
@@ -18,7 +18,6 @@
 #                                    create-queues, --check-config; sets DB, INI
 #   enqueue_jobs DEST N [TAG]        N jobs of type "order" for DEST; prints ids
 #   recv_count JQ-FILTER             log lines matching a jq select() filter
-#   wait_for_file TEXT SECONDS       polls until the receiver's log has TEXT
 #
 # env overrides for the ini: RETRY_BASE, RETRY_MAX, LEASE, VIS, WORKERS,
 # GRACE, HANDLER_TIMEOUT.
@@ -139,10 +138,3 @@ recv_count() {
 	jq -c "select($1)" "$RECV_LOG" | wc -l
 }
 
-wait_for_file() {
-	local deadline=$(( SECONDS + $2 ))
-	until grep -qF -- "$1" "$RECV_LOG"; do
-		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.1
-	done
-}

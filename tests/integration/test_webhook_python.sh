@@ -13,7 +13,7 @@ outboxd_start "$TEST_TMP/outboxd.log"
 
 enqueue_jobs orders 20 >"$TEST_TMP/orders.ids"
 check "20 jobs enqueued" test "$(sort -u "$TEST_TMP/orders.ids" | wc -l)" = 20
-check "all 20 end SUCCEEDED" wait_for \
+check "all 20 end SUCCEEDED" wait_sql "$DB" \
 	"SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" 20 30
 check "one delivery row per job (20 rows, 20 jobs, all HTTP 200)" \
 	test "$(q "SELECT count(*) || '/' || count(DISTINCT job_id) || '/' || bool_and(status_code = 200)
