@@ -19,6 +19,8 @@
 
 #include "webhook.h"
 
+#define WH_RETRY_AFTER_MAX_S (365LL * 86400)
+
 void wh_escape(const char *src, size_t n, char *out, size_t outlen)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -82,10 +84,13 @@ enum outbox_verdict wh_verdict(const struct wh_config *cfg, const struct wh_resp
 	if (st >= 200 && st <= 299)
 		return OUTBOX_OK;
 	if ((st == 429 || st == 503) && r->retry_after_s > 0) {
-		/* The host caps it at the destination's backoff maximum. */
-		result->retry_after_ms = r->retry_after_s * 1000;
+		/* The host caps it at the destination's backoff maximum; a year
+		 * keeps a date far in the future from overflowing. */
+		int64_t after = r->retry_after_s < WH_RETRY_AFTER_MAX_S ? r->retry_after_s
+		                                                      : WH_RETRY_AFTER_MAX_S;
+		result->retry_after_ms = after * 1000;
 		snprintf(result->msg, result->msg_size, "webhook %s answered HTTP %ld, Retry-After "
-		         "%lld s", cfg->shown_url, st, (long long)r->retry_after_s);
+		         "%lld s", cfg->shown_url, st, (long long)after);
 		return OUTBOX_RETRY;
 	}
 	if (transient_status(st)) {

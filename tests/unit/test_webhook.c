@@ -107,6 +107,7 @@ static void test_verdicts(void **state)
 		{299, 30, OUTBOX_OK, 0, ""},
 		{503, 7, OUTBOX_RETRY, 7000, "answered HTTP 503, Retry-After 7 s"},
 		{429, 2, OUTBOX_RETRY, 2000, "answered HTTP 429, Retry-After 2 s"},
+		{503, INT64_MAX / 10, OUTBOX_RETRY, 365LL * 86400 * 1000, "Retry-After 31536000 s"},
 		{429, -1, OUTBOX_RETRY, 0, "answered HTTP 429"},
 		{500, 5, OUTBOX_RETRY, 0, "answered HTTP 500"},
 		{502, -1, OUTBOX_RETRY, 0, "answered HTTP 502"},
