@@ -54,26 +54,14 @@ URL="http://127.0.0.1:$port"
 # status CODE PATH: the answer's HTTP status is CODE
 status() { test "$(curl -s -o /dev/null -w '%{http_code}' "$URL$2")" = "$1"; }
 # until_status CODE PATH SECONDS
-until_status() {
-	local deadline=$(( SECONDS + $3 ))
-	until status "$1" "$2"; do
-		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.1
-	done
-}
+until_status() { wait_for "$3" status "$1" "$2"; }
 # metric NAME: the sum of every series of NAME in $TEST_TMP/metrics.txt
 metric() {
 	awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $NF } END { printf "%d\n", s }' \
 		"$TEST_TMP/metrics.txt"
 }
 # notified LINE SECONDS: the listener printed LINE
-notified() {
-	local deadline=$(( SECONDS + $2 ))
-	until grep -qx "$1" "$TEST_TMP/notify.out"; do
-		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.1
-	done
-}
+notified() { wait_for "$2" grep -qx "$1" "$TEST_TMP/notify.out"; }
 start_listener() {
 	: >"$TEST_TMP/notify.out"
 	"$OUTBOX_BUILDDIR/tests/integration/notify_listen" "$1" >"$TEST_TMP/notify.out" 2>&1 &
