@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run.sh: the whole test suite, from a fresh Debian 12 machine, as root.
 #
-#   1. installs the build and test dependencies (apt-get, npm: fauxqs 1.9.2)
+#   1. installs the build and test dependencies (apt-get, npm: fauxqs 1.9.2;
+#      the tests that need them install pg 8.23.1 and standardwebhooks 1.1.1)
 #   2. starts a throwaway PostgreSQL 15 (as the postgres user) and fauxqs,
 #      each on a free 127.0.0.1 port
 #   3. builds and runs `make check`, the unit tests again under valgrind,

@@ -159,6 +159,33 @@ static void cfg_section_start(struct cfg_parser *p, char *t)
 
 /* ---- keys ---- */
 
+/*
+ * "name" or "name.SUFFIX": the suffix form serves a plugin's prefix options
+ * (plugin.header.X-Request-Source), whose suffixes keep their case.
+ */
+static bool cfg_plugin_key_valid(const char *key)
+{
+	const char *dot = strchr(key, '.');
+	char head[CFG_MAX_NAME_LEN + 1];
+	size_t n = dot != NULL ? (size_t)(dot - key) : strlen(key);
+
+	if (n == 0 || n > CFG_MAX_NAME_LEN)
+		return false;
+	memcpy(head, key, n);
+	head[n] = '\0';
+	if (!cfg_matches_charset(head, "_", CFG_MAX_NAME_LEN))
+		return false;
+	if (dot == NULL)
+		return true;
+	if (dot[1] == '\0' || strlen(dot + 1) > CFG_MAX_NAME_LEN)
+		return false;
+	for (const char *s = dot + 1; *s; s++) {
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return false;
+	}
+	return true;
+}
+
 static void cfg_add_plugin_option(struct cfg_parser *p, struct cfg_destination *d,
 				  const char *name, const char *v)
 {
@@ -166,9 +193,10 @@ static void cfg_add_plugin_option(struct cfg_parser *p, struct cfg_destination *
 	struct cfg_plugin_option *opts;
 	char *k, *val;
 
-	if (!cfg_matches_charset(key, "_", CFG_MAX_NAME_LEN)) {
+	if (!cfg_plugin_key_valid(key)) {
 		cfg_error(p, p->line, p->section, name,
-			  "invalid plugin option name: must be \"plugin.\" followed by [a-z0-9_]+");
+			  "invalid plugin option name: must be \"plugin.\" followed by [a-z0-9_]+, "
+			  "optionally with \".NAME\" of letters, digits, '-' and '_'");
 		return;
 	}
 	for (size_t i = 0; i < d->n_plugin_options; i++) {

@@ -220,6 +220,13 @@ static int host_tx_enqueue(struct outbox_tx *tx, const char *job_type,
 	                                identity, payload, job_id_out, err, errlen);
 }
 
+static const char *host_traceparent(struct outbox_ctx *ctx)
+{
+	if (ctx == NULL || current.ctx != ctx || current.job_id == NULL || trace[0] == '\0')
+		return NULL;
+	return trace;
+}
+
 static const struct outbox_host host_table = {
 	.size = sizeof(struct outbox_host),
 	.abi_minor = OUTBOX_PLUGIN_ABI_MINOR,
@@ -233,6 +240,7 @@ static const struct outbox_host host_table = {
 	.query = host_query,
 	.tx_exec = host_tx_exec,
 	.tx_enqueue = host_tx_enqueue,
+	.traceparent = host_traceparent,
 };
 
 const struct outbox_host *plugin_host_table(void)

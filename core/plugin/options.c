@@ -47,7 +47,7 @@ static int check_range(const struct outbox_option *decl, double x,
                        char *err, size_t errlen)
 {
 	if (bounded(decl) && (x < decl->min || x > decl->max)) {
-		snprintf(err, errlen, "value %g is out of range (%g .. %g)",
+		snprintf(err, errlen, "value %.15g is out of range (%.15g .. %.15g)",
 		         x, decl->min, decl->max);
 		return -1;
 	}
@@ -197,8 +197,9 @@ static void known_keys(const struct outbox_option *table, char *buf, size_t size
 
 	buf[0] = '\0';
 	for (size_t k = 0; table != NULL && table[k].name != NULL && len < size; k++) {
-		int n = snprintf(buf + len, size - len, "%splugin.%s",
-		                 k > 0 ? ", " : "", table[k].name);
+		int n = snprintf(buf + len, size - len, "%splugin.%s%s",
+		                 k > 0 ? ", " : "", table[k].name,
+		                 (table[k].flags & OUTBOX_OPT_PREFIX) ? "NAME" : "");
 		if (n < 0)
 			break;
 		len += (size_t)n;
@@ -223,6 +224,55 @@ static int find_slot(const struct plugin_options *out, const char *name)
 	return -1;
 }
 
+/* The OUTBOX_OPT_PREFIX entry a key "PREFIX.SUFFIX" belongs to, or -1. */
+static int find_prefix_slot(const struct plugin_options *out, const char *key)
+{
+	for (size_t k = 0; k < out->n; k++) {
+		const struct outbox_option *decl = out->v[k].decl;
+		size_t n = strlen(decl->name);
+		if ((decl->flags & OUTBOX_OPT_PREFIX) && strncmp(key, decl->name, n) == 0 &&
+		    key[n] != '\0')
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * One "plugin.PREFIX.SUFFIX" line: appended to the entry's text as
+ * "SUFFIX=VALUE\n"; a SUFFIX given twice is a duplicate like any key.
+ */
+static int take_prefixed(struct plugin_option_value *val, const struct cfg_plugin_option *opt,
+                         const struct plugin_diag *diag)
+{
+	const char *suffix = opt->key + strlen(val->decl->name);
+	size_t have = val->text != NULL ? strlen(val->text) : 0;
+	size_t slen = strlen(suffix);
+	char *grown;
+
+	for (const char *p = val->text; p != NULL && *p != '\0'; p = strchr(p, '\n') + 1) {
+		if (strncmp(p, suffix, slen) == 0 && p[slen] == '=') {
+			plugin_diag_report(diag, opt, "duplicate key");
+			return 1;
+		}
+	}
+	if (*opt->value == '\0') {
+		plugin_diag_report(diag, opt, "empty value");
+		return 1;
+	}
+	size_t add = slen + strlen(opt->value) + 3;
+	grown = realloc(val->text, have + add);
+	if (grown == NULL) {
+		plugin_diag_report(diag, opt, "out of memory");
+		return 1;
+	}
+	snprintf(grown + have, add, "%s=%s\n", suffix, opt->value);
+	val->text = grown;
+	if (!val->configured)
+		val->line = opt->line;
+	val->configured = true;
+	return 0;
+}
+
 static int set_value(struct plugin_option_value *val, const char *text, int line)
 {
 	val->text = strdup(text);
@@ -240,6 +290,10 @@ static int take_configured(const char *plugin, const struct outbox_option *table
 	char err[512];
 	int k = find_slot(out, opt->key);
 
+	if (k >= 0 && (out->v[k].decl->flags & OUTBOX_OPT_PREFIX))
+		k = -1; /* "plugin.header." alone names no header */
+	if (k < 0 && find_prefix_slot(out, opt->key) >= 0)
+		return take_prefixed(&out->v[find_prefix_slot(out, opt->key)], opt, diag);
 	if (k < 0) {
 		char keys[512];
 		known_keys(table, keys, sizeof(keys));
@@ -275,6 +329,16 @@ static int take_defaults(const char *plugin, const struct plugin_diag *diag,
 	for (size_t k = 0; k < out->n; k++) {
 		struct plugin_option_value *val = &out->v[k];
 		const struct outbox_option *decl = val->decl;
+		if (decl->flags & OUTBOX_OPT_PREFIX) {
+			/* Lines joined without their last '\n'; "" when there were none. */
+			if (val->text == NULL && (val->text = strdup("")) == NULL) {
+				plugin_diag_report(diag, NULL, "out of memory");
+				problems++;
+			} else if (val->text[0] != '\0') {
+				val->text[strlen(val->text) - 1] = '\0';
+			}
+			continue;
+		}
 		if (val->configured)
 			continue;
 		/* Not in the file: reported against the key, at the section's line. */

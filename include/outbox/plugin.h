@@ -95,9 +95,16 @@ enum outbox_option_type {
  * names an environment variable holding a secret: the host checks at startup
  * that the variable is set and not empty, and never logs its content; the
  * plugin reads it with getenv(host->option(ctx, name)) in init().
+ * OUTBOX_OPT_PREFIX (ABI 1.1) marks a STRING entry whose name ends in "."
+ * (e.g. "header."): it accepts every key "plugin.header.SUFFIX" of the
+ * destination, any number of them, and is never required.  option(ctx,
+ * "header.") returns them as "SUFFIX=VALUE" lines joined by '\n', in file
+ * order ("" when there are none); a host older than 1.1 rejects such keys
+ * as unknown.
  * The table is borrowed by the host for as long as the .so stays loaded.
  */
 #define OUTBOX_OPT_SECRET_ENV 0x1u
+#define OUTBOX_OPT_PREFIX 0x2u
 struct outbox_option {
 	const char *name;          /* without the "plugin." prefix */
 	enum outbox_option_type type;
@@ -222,6 +229,14 @@ struct outbox_host {
 	                        const char *destination, const json_t *identity,
 	                        const json_t *payload, char *job_id_out,
 	                        char *err, size_t errlen);
+
+	/*
+	 * (ABI 1.1: check size or abi_minor first.)  Inside execute(): the W3C
+	 * traceparent the job's message carried, validated (55 characters),
+	 * borrowed until execute() returns; NULL when it carried none, or
+	 * outside execute().
+	 */
+	const char *(*const traceparent)(struct outbox_ctx *ctx);
 };
 
 /* Descriptor flags. */

@@ -45,6 +45,23 @@ node_pg_install() {
 	) 9>"$OUTBOX_TOOLS_DIR/.npm-install.lock" >&2
 }
 
+# Installs the Standard Webhooks reference implementation ("standardwebhooks",
+# for tests/harness/webhook-receiver.mjs) the same way.
+STANDARDWEBHOOKS_VERSION=1.1.1
+standardwebhooks_install() {
+	mkdir -p "$OUTBOX_TOOLS_DIR"
+	(
+		flock 9
+		if [ -f "$OUTBOX_TOOLS_DIR/node_modules/standardwebhooks/package.json" ] &&
+		   grep -q "\"version\": \"$STANDARDWEBHOOKS_VERSION\"" \
+			"$OUTBOX_TOOLS_DIR/node_modules/standardwebhooks/package.json"; then
+			exit 0
+		fi
+		cd "$OUTBOX_TOOLS_DIR" &&
+			npm install --no-audit --no-fund --silent "standardwebhooks@$STANDARDWEBHOOKS_VERSION"
+	) 9>"$OUTBOX_TOOLS_DIR/.npm-install.lock" >&2
+}
+
 # Installs fauxqs into OUTBOX_TOOLS_DIR once (npm, pinned version).
 fauxqs_install() {
 	if [ -f "$OUTBOX_TOOLS_DIR/node_modules/fauxqs/package.json" ] &&

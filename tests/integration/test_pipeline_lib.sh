@@ -17,6 +17,8 @@
 #                                  fresh database pipeline_NAME_PID, relay.ini
 #                                  in $INI, migrate, create-queues; sets DB, INI
 #                                  (PL_DB=CONNINFO: use that database instead)
+#   pl_ini_head CONNINFO AWS_EP    prints [database], [aws], [relay], [consumer]
+#   pl_prepare                     migrate $DB, create-queues, --check-config $INI
 #   outboxd_start LOG [ENV=VALUE...]  outboxd --role all -c $INI; sets OPID and
 #                                  adds it to the list killed at exit
 #   outboxd_stop PID               SIGTERM, wait; returns its exit code
@@ -121,21 +123,16 @@ stub_requests() {
 	curl -fsS "$STUB_URL/_stub/stats" | jq -r .requests
 }
 
-pl_ini() {
-	local file=$1 conninfo=$2 name=$3 extra=${4:-}
-	local ep=${AWS_EP:-$OUTBOX_TEST_AWS_ENDPOINT} qn="pl-$3-$$"
-	cat >"$file" <<INI
+# pl_ini_head CONNINFO AWS_EP: [database], [aws], [relay] and [consumer] of
+# every pipeline-style test (the env overrides above).
+pl_ini_head() {
+	cat <<INI
 [database]
-conninfo = $conninfo
+conninfo = $1
 
 [aws]
 region = us-east-1
-endpoint_url = $ep
-
-[s3]
-bucket = $(echo "$qn" | tr '_A-Z' '-a-z')
-prefix = prices/
-endpoint_url = $ep
+endpoint_url = $2
 
 [relay]
 poll_interval_ms = 100
@@ -149,6 +146,19 @@ wait_time_seconds = 1
 visibility_timeout_seconds = ${VIS:-5}
 lease_seconds = ${LEASE:-5}
 shutdown_grace_seconds = ${GRACE:-5}
+INI
+}
+
+pl_ini() {
+	local file=$1 conninfo=$2 name=$3 extra=${4:-}
+	local ep=${AWS_EP:-$OUTBOX_TEST_AWS_ENDPOINT} qn="pl-$3-$$"
+	pl_ini_head "$conninfo" "$ep" >"$file"
+	cat >>"$file" <<INI
+
+[s3]
+bucket = $(echo "$qn" | tr '_A-Z' '-a-z')
+prefix = prices/
+endpoint_url = $ep
 
 [destination:news]
 queue_url = $ep/000000000000/$qn-news
@@ -185,6 +195,11 @@ pl_setup() {
 	fi
 	INI="$TEST_TMP/relay.ini"
 	pl_ini "$INI" "$DB" "$1" "${2:-}"
+	pl_prepare
+}
+
+# pl_prepare: migrate $DB, create the queues and --check-config $INI.
+pl_prepare() {
 	"$OUTBOXCTL" -c "$INI" migrate >"$TEST_TMP/migrate.log" 2>&1 || {
 		cat "$TEST_TMP/migrate.log" >&2; return 1; }
 	"$OUTBOXCTL" -c "$INI" create-queues >"$TEST_TMP/create-queues.log" 2>&1 || {

@@ -538,6 +538,44 @@ static void test_calls_serialised(void **state)
 	plugin_instance_destroy(inst);
 }
 
+/* OUTBOX_OPT_PREFIX: any number of "plugin.header.NAME" keys, joined in file order. */
+static void test_prefix_options(void **state)
+{
+	static const struct outbox_option table[] = {
+		{.name = "url", .type = OUTBOX_OPT_URL, .help = "where"},
+		{.name = "header.", .type = OUTBOX_OPT_STRING, .flags = OUTBOX_OPT_PREFIX},
+		{.name = NULL},
+	};
+	struct cfg_plugin_option opts[] = {
+		{.key = "url", .value = "https://example.org/", .line = 10},
+		{.key = "header.X-B", .value = "two words", .line = 11},
+		{.key = "header.X-A", .value = "1", .line = 12},
+	};
+	struct plugin_options out = {0};
+
+	assert_int_equal(plugin_options_validate("p", table, opts, 3, &diag, &out), 0);
+	assert_string_equal(plugin_options_find(&out, "header.")->text, "X-B=two words\nX-A=1");
+	plugin_options_free(&out);
+	/* None configured: "" and never "required". */
+	assert_int_equal(plugin_options_validate("p", table, opts, 1, &diag, &out), 0);
+	assert_string_equal(plugin_options_find(&out, "header.")->text, "");
+	plugin_options_free(&out);
+	assert_int_equal(probe.n, 0);
+	/* The same suffix twice, an empty value, and the bare prefix are each refused. */
+	struct cfg_plugin_option bad[] = {
+		opts[0], opts[1],
+		{.key = "header.X-B", .value = "again", .line = 13},
+		{.key = "header.X-C", .value = "", .line = 14},
+		{.key = "header.", .value = "x", .line = 15},
+	};
+	assert_int_equal(plugin_options_validate("p", table, bad, 5, &diag, &out), -1);
+	assert_reported("relay.ini:13: [destination:news] plugin.header.X-B: duplicate key", NULL);
+	assert_reported("relay.ini:14: [destination:news] plugin.header.X-C: empty value", NULL);
+	assert_reported("relay.ini:15: [destination:news] plugin.header.: unknown key for plugin "
+	                "\"p\"", "plugin.header.NAME");
+	assert_int_equal(probe.n, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +593,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_services_unavailable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_calls_serialised, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prefix_options, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
