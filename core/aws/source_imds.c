@@ -8,7 +8,7 @@
  * IMDSv2 work and a hop-limited container cannot fall back to v1.
  */
 #include "aws/credential_sources.h"
-#include "aws/env.h"
+#include "aws/endpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>
