@@ -87,6 +87,30 @@ static void cfg_url_error(struct cfg_parser *p, size_t d, const char *key, const
 }
 
 /*
+ * A dead-letter queue of its own for each destination: the DLQ reader of
+ * one destination would take the other's messages and mark that job DEAD
+ * under the wrong destination's rules, and the evidence of which
+ * destination failed is lost.
+ */
+static void cfg_check_shared_dlqs(struct cfg_parser *p)
+{
+	const struct cfg *cfg = p->cfg;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		const struct cfg_destination *d = &cfg->destinations[i];
+
+		for (size_t j = 0; j < i && d->dlq_url; j++) {
+			const struct cfg_destination *e = &cfg->destinations[j];
+
+			if (e->dlq_url && cfg_same_queue(d->dlq_url, e->dlq_url))
+				cfg_url_error(p, i, "dlq_url", "dead-letter queue is also the dlq_url of "
+					      "destination \"%s\" (line %d): each destination needs its own "
+					      "dead-letter queue", e->name, cfg_url_line(p, j, true));
+		}
+	}
+}
+
+/*
  * One queue per destination, and a dead-letter queue that is nobody's main
  * queue: a consumer reading its DLQ as a main queue (or the DLQ reader a
  * main queue) marks jobs DEAD 'DLQ' that never ran, and two destinations on
@@ -122,6 +146,7 @@ static void cfg_check_destination_urls(struct cfg_parser *p)
 					      cfg_url_line(p, j, false));
 		}
 	}
+	cfg_check_shared_dlqs(p);
 }
 
 /* ---- retention and the deduplication horizon ---- */

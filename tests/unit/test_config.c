@@ -493,6 +493,7 @@ int main(void)
 		ERROR_FIXTURE(missing_sections),
 		ERROR_FIXTURE(syntax),
 		ERROR_FIXTURE(queue_urls),
+		ERROR_FIXTURE(dlq_shared),
 		ERROR_FIXTURE(bad_bytes),
 		ERROR_FIXTURE(nul_byte),
 		ERROR_FIXTURE(pasted_secret),
