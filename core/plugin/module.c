@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/log.h"
 
@@ -176,11 +177,50 @@ static bool valid_name(const char *name)
 }
 
 /*
+ * Every directory above the plugin's own, up to /: whoever can write one of
+ * them can rename the directory below it and put another in its place.  A
+ * sticky directory (such as /tmp) is the exception when the entry below it
+ * belongs to root or to this process's user: only they can rename it.
+ */
+static int check_parents(const struct plugin_module *mod, const char *dir,
+                         const struct plugin_diag *diag)
+{
+	char real[PATH_MAX];
+	struct stat st, below;
+	char *cut;
+
+	if (realpath(dir, real) == NULL || stat(real, &below) < 0) {
+		plugin_diag_report(diag, NULL, "plugin \"%s\" refused: cannot resolve its directory "
+		                   "\"%s\": %s", mod->file, dir, strerror(errno));
+		return -1;
+	}
+	while (real[1] != '\0' && (cut = strrchr(real, '/')) != NULL) {
+		cut[cut == real ? 1 : 0] = '\0';
+		if (stat(real, &st) < 0) {
+			plugin_diag_report(diag, NULL, "plugin \"%s\" refused: cannot stat \"%s\": %s",
+			                   mod->file, real, strerror(errno));
+			return -1;
+		}
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+		    !((st.st_mode & S_ISVTX) != 0 && (below.st_uid == 0 || below.st_uid == geteuid()))) {
+			plugin_diag_report(diag, NULL, "plugin \"%s\" refused: \"%s\", a parent of its "
+			                   "directory, is writable by %s (mode %04o; run \"chmod go-w %s\")",
+			                   mod->file, real, st.st_mode & S_IWOTH ? "others" : "its group",
+			                   (unsigned)(st.st_mode & 07777), real);
+			return -1;
+		}
+		below = st;
+	}
+	return 0;
+}
+
+/*
  * As sshd refuses key files others can write: whoever can write the .so, or
  * replace it in its directory, runs code in the daemon with its database
  * credentials.  The file and the directory that holds it must not be group-
- * or world-writable; a sticky directory does not help (its owner's files
- * are still replaceable by that owner, and the file's own mode is checked).
+ * or world-writable, nor any directory above (check_parents()); for those
+ * two a sticky directory does not help (its owner's files are still
+ * replaceable by that owner, and the file's own mode is checked).
  */
 static int check_not_writable(const struct plugin_module *mod, const char *path,
                               const struct stat *st, const struct plugin_diag *diag)
@@ -211,7 +251,7 @@ static int check_not_writable(const struct plugin_module *mod, const char *path,
 		                   (unsigned)(dst.st_mode & 07777), dir);
 		return -1;
 	}
-	return 0;
+	return check_parents(mod, dir, diag);
 }
 
 /* The file itself, never a symlink, device or directory, is what gets loaded. */
