@@ -35,6 +35,7 @@ struct aws_credentials {
 	int64_t fetched_ms;        /* now_ms() when current arrived */
 	int64_t next_attempt_ms;   /* now_ms(): no fetch before this (after failures) */
 	int failures;              /* fetches failed in a row */
+	int refusals;              /* fresh credentials refused in a row */
 	bool stale;                /* current was refused by a service */
 	bool refreshing;           /* one thread is fetching */
 	unsigned long fetches;
@@ -281,6 +282,33 @@ struct aws_creds *aws_credentials_get(struct aws_credentials *p, char *err, size
 	return c;
 }
 
+/*
+ * A key refused soon after it arrived says the source hands out keys the
+ * service does not take (a role without the permission, a key of another
+ * account): the next fetch would likely get the same answer.  Such
+ * refusals in a row space the refetches out, doubling from
+ * RETRY_MIN_SECONDS up to RETRY_MAX_SECONDS after the fetch; a key that
+ * served longer than that before being refused starts over.
+ */
+static void note_refusal_locked(struct aws_credentials *p)
+{
+	int64_t age = now_ms() - p->fetched_ms;
+	int shift;
+	int64_t delay;
+
+	if (age >= RETRY_MAX_SECONDS * 1000LL) {
+		p->refusals = 0;
+		return;
+	}
+	shift = p->refusals < 5 ? p->refusals : 5;
+	delay = (RETRY_MIN_SECONDS * 1000LL) << shift;
+	if (delay > RETRY_MAX_SECONDS * 1000LL)
+		delay = RETRY_MAX_SECONDS * 1000LL;
+	p->refusals++;
+	if (p->next_attempt_ms < p->fetched_ms + delay)
+		p->next_attempt_ms = p->fetched_ms + delay;
+}
+
 bool aws_credentials_invalidate(struct aws_credentials *p, const struct aws_creds *used)
 {
 	bool retry;
@@ -289,11 +317,9 @@ bool aws_credentials_invalidate(struct aws_credentials *p, const struct aws_cred
 	retry = p->src->refreshable;
 	if (retry && p->current == used && !p->stale) {
 		p->stale = true;
-		/* A key fetched a moment ago and refused at once is refetched
-		 * after a short pause, not in a tight loop. */
-		if (now_ms() - p->fetched_ms < RETRY_MIN_SECONDS * 1000LL)
-			p->next_attempt_ms = p->fetched_ms + RETRY_MIN_SECONDS * 1000LL;
-		log_info("AWS credentials from %s were refused, fetching new ones", p->src->name);
+		note_refusal_locked(p);
+		log_info("AWS credentials from %s were refused, fetching new ones refusals=%d",
+		         p->src->name, p->refusals);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return retry;
