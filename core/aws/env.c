@@ -14,6 +14,31 @@
 #include "aws/endpoint.h"
 #include "common/log.h"
 
+static void log_no_credentials(const char *tried)
+{
+	log_error("no AWS credentials found; tried %s", tried);
+	log_error("hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, set AWS_PROFILE, "
+	          "or run with an IAM role (docs/deploy-aws.md)");
+}
+
+int aws_env_take_credentials(const char *explicit_region, struct aws_credentials **out)
+{
+	char tried[AWS_CHAIN_TRIED_LEN];
+	char *region = aws_env_region(explicit_region);
+	int rc;
+
+	*out = NULL;
+	if (region == NULL) {
+		log_error("out of memory while loading AWS settings");
+		return -1;
+	}
+	rc = aws_credentials_shared(region, out, tried, sizeof(tried));
+	if (rc < 0)
+		log_no_credentials(tried);
+	free(region);
+	return rc < 0 ? -1 : 0;
+}
+
 void aws_env_free(struct aws_env *env)
 {
 	aws_credentials_shared_release(env->credentials);
@@ -33,9 +58,7 @@ int aws_env_load(struct aws_env *env, const char *region, const char *sqs_endpoi
 	if (env->region == NULL)
 		goto oom;
 	if (aws_credentials_shared(env->region, &env->credentials, tried, sizeof(tried)) < 0) {
-		log_error("no AWS credentials found; tried %s", tried);
-		log_error("hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, set AWS_PROFILE, "
-		          "or run with an IAM role (docs/deploy-aws.md)");
+		log_no_credentials(tried);
 		aws_env_free(env);
 		return -1;
 	}

@@ -38,6 +38,16 @@ struct aws_env {
 int aws_env_load(struct aws_env *env, const char *region, const char *sqs_endpoint,
                  const char *s3_endpoint) OUTBOX_MUSTCHECK;
 
+/*
+ * A reference to the process's shared credential provider for the region
+ * resolved from explicit_region (borrowed), so that every aws_env_load()
+ * while it is held finds the same one without walking the chain again.
+ * Returns 0 and *out (release with aws_credentials_shared_release()), or -1
+ * after logging every source tried (no credentials) or out of memory.
+ */
+int aws_env_take_credentials(const char *explicit_region,
+                             struct aws_credentials **out) OUTBOX_MUSTCHECK;
+
 /* Frees every member and zeroes *env; safe on a zeroed or freed struct. */
 void aws_env_free(struct aws_env *env);
 

@@ -27,6 +27,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "aws/credential_chain.h"
 #include "aws/env.h"
 #include "aws/http.h"
 #include "config/config.h"
@@ -283,6 +284,7 @@ static int run(const struct cfg *cfg, enum role role)
 	struct daemon_units *units = NULL;
 	struct maintenance *maint = NULL;
 	struct observe *obs = NULL;
+	struct aws_credentials *creds = NULL;
 	char instance_id[300], host[256];
 	sigset_t set;
 	int rc = OUTBOXD_EXIT_FAILURE;
@@ -296,6 +298,12 @@ static int run(const struct cfg *cfg, enum role role)
 	db_set_session_timeouts(cfg->database.lock_timeout_seconds,
 	                        cfg->database.statement_timeout_seconds,
 	                        cfg->database.idle_in_transaction_timeout_seconds);
+	/* Both halves sign with the one provider: found before anything starts,
+	 * a host without credentials exits 78, which systemd does not restart. */
+	if (aws_env_take_credentials(cfg->aws.region, &creds) < 0) {
+		rc = OUTBOXD_EXIT_CONFIG;
+		goto out;
+	}
 	if (observe_start(cfg, role != ROLE_CONSUMER, role != ROLE_RELAY, &obs) < 0)
 		goto out;
 	rc = start_units(cfg, role, instance_id, &units);
@@ -315,6 +323,7 @@ out:
 	maintenance_stop(maint);
 	daemon_units_stop(units);
 	observe_stop(obs);
+	aws_credentials_shared_release(creds);
 	if (rc == OUTBOXD_EXIT_OK) {
 		write_stats();
 		log_info("outboxd stopped");
