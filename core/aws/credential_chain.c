@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "aws/credential_sources.h"
-#include "aws/env.h"
+#include "aws/endpoint.h"
 #include "common/log.h"
 
 enum aws_source_result aws_source_make(const char *name, aws_fetch_fn fetch,

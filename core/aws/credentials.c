@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
 
@@ -29,10 +30,13 @@ struct aws_credentials {
 	pthread_cond_t cv;
 	struct aws_credential_source *src;
 	struct aws_creds *current; /* never NULL */
-	long long fetched_at;      /* when current arrived */
-	long long refresh_at;      /* when current is due; 0: never */
-	long long next_attempt;    /* no fetch before this (after failures) */
+	/* The expiry comes from the issuer's clock, so what is compared with it
+	 * is wall time; every pause and deadline of our own is monotonic. */
+	long long refresh_at;      /* wall clock, s: when current is due; 0: never */
+	int64_t fetched_ms;        /* now_ms() when current arrived */
+	int64_t next_attempt_ms;   /* now_ms(): no fetch before this (after failures) */
 	int failures;              /* fetches failed in a row */
+	int refusals;              /* fresh credentials refused in a row */
 	bool stale;                /* current was refused by a service */
 	bool refreshing;           /* one thread is fetching */
 	unsigned long fetches;
@@ -41,9 +45,10 @@ struct aws_credentials {
 	atomic_int refs;
 };
 
-static long long now_s(void)
+/* Wall-clock seconds, to compare with an expiry the issuer wrote. */
+static long long wall_s(void)
 {
-	return (long long)time(NULL);
+	return (long long)(wall_clock_ms() / 1000);
 }
 
 static char *dup_nonempty(const char *s)
@@ -109,14 +114,25 @@ long long aws_credentials_refresh_at(long long fetched_at, long long expires_at)
 	return expires_at - (half < REFRESH_AHEAD_SECONDS ? half : REFRESH_AHEAD_SECONDS);
 }
 
-static void set_current(struct aws_credentials *p, struct aws_creds *c, long long now)
+static void set_current(struct aws_credentials *p, struct aws_creds *c)
 {
 	aws_creds_unref(p->current);
 	p->current = c;
-	p->fetched_at = now;
-	p->refresh_at = p->src->refreshable ? aws_credentials_refresh_at(now, c->expires_at) : 0;
+	p->fetched_ms = now_ms();
+	p->refresh_at = p->src->refreshable ? aws_credentials_refresh_at(wall_s(), c->expires_at) : 0;
 	p->stale = false;
 	p->fetches++;
+}
+
+/* The waits below take monotonic deadlines (monotonic_deadline()). */
+static void init_monotonic_cond(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 struct aws_credentials *aws_credentials_new(struct aws_credential_source *src,
@@ -133,10 +149,10 @@ struct aws_credentials *aws_credentials_new(struct aws_credential_source *src,
 		return NULL;
 	}
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
+	init_monotonic_cond(&p->cv);
 	p->src = src;
 	atomic_init(&p->refs, 1);
-	set_current(p, first, now_s());
+	set_current(p, first);
 	return p;
 }
 
@@ -190,16 +206,16 @@ static void refresh_locked(struct aws_credentials *p)
 	p->refreshing = false;
 	p->attempts++;
 	if (rc == 0 && fresh != NULL) {
-		set_current(p, fresh, now_s());
+		set_current(p, fresh);
 		p->failures = 0;
-		p->next_attempt = 0;
+		p->next_attempt_ms = 0;
 		metrics_process_inc(METRIC_CREDENTIAL_REFRESHES);
 		log_debug("aws credentials refreshed source=\"%s\"", p->src->name);
 	} else {
 		int shift = p->failures < 5 ? p->failures : 5;
 		long long delay = (long long)RETRY_MIN_SECONDS << shift;
 		p->failures++;
-		p->next_attempt = now_s() + (delay < RETRY_MAX_SECONDS ? delay : RETRY_MAX_SECONDS);
+		p->next_attempt_ms = now_ms() + 1000 * (delay < RETRY_MAX_SECONDS ? delay : RETRY_MAX_SECONDS);
 		snprintf(p->last_error, sizeof(p->last_error), "%s",
 		         err[0] != '\0' ? err : "no credentials returned");
 		metrics_process_inc(METRIC_CREDENTIAL_REFRESH_FAILURES);
@@ -209,41 +225,45 @@ static void refresh_locked(struct aws_credentials *p)
 	pthread_cond_broadcast(&p->cv);
 }
 
-static bool usable_locked(const struct aws_credentials *p, long long now)
+static bool usable_locked(const struct aws_credentials *p, long long wall)
 {
-	return !p->stale && (p->current->expires_at == 0 || now < p->current->expires_at);
+	return !p->stale && (p->current->expires_at == 0 || wall < p->current->expires_at);
 }
 
-static bool due_locked(const struct aws_credentials *p, long long now)
+static bool due_locked(const struct aws_credentials *p, long long wall, int64_t now)
 {
-	if (!p->src->refreshable || p->refreshing || now < p->next_attempt)
+	if (!p->src->refreshable || p->refreshing || now < p->next_attempt_ms)
 		return false;
-	return p->stale || (p->refresh_at != 0 && now >= p->refresh_at);
+	return p->stale || (p->refresh_at != 0 && wall >= p->refresh_at);
 }
 
-static void wait_locked(struct aws_credentials *p, long long until)
+/* Waits for a broadcast or until now_ms() reaches until_ms. */
+static void wait_locked(struct aws_credentials *p, int64_t until_ms)
 {
-	struct timespec ts = {.tv_sec = (time_t)until, .tv_nsec = 0};
+	struct timespec ts;
+	int64_t ms = until_ms - now_ms();
 
+	monotonic_deadline(&ts, ms > 0 ? ms : 0);
 	(void)pthread_cond_timedwait(&p->cv, &p->mu, &ts);
 }
 
 struct aws_creds *aws_credentials_get(struct aws_credentials *p, char *err, size_t err_size)
 {
-	long long give_up = now_s() + WAIT_FOR_REFRESH_SECONDS;
+	int64_t give_up = now_ms() + WAIT_FOR_REFRESH_SECONDS * 1000LL;
 	struct aws_creds *c = NULL;
 	unsigned long attempts0;
 
 	pthread_mutex_lock(&p->mu);
 	attempts0 = p->attempts;
 	for (;;) {
-		long long now = now_s();
+		long long wall = wall_s();
+		int64_t now = now_ms();
 
-		if (due_locked(p, now)) {
+		if (due_locked(p, wall, now)) {
 			refresh_locked(p);
 			continue;
 		}
-		if (usable_locked(p, now)) {
+		if (usable_locked(p, wall)) {
 			c = aws_creds_ref(p->current);
 			break;
 		}
@@ -251,18 +271,45 @@ struct aws_creds *aws_credentials_get(struct aws_credentials *p, char *err, size
 		 * a refusal), within the bound; once a refresh has failed while
 		 * this call waited, give up: the caller retries later. */
 		if (now >= give_up || !p->src->refreshable || p->attempts != attempts0 ||
-		    (!p->refreshing && p->next_attempt > now + RETRY_MIN_SECONDS)) {
+		    (!p->refreshing && p->next_attempt_ms > now + RETRY_MIN_SECONDS * 1000LL)) {
 			snprintf(err, err_size, "AWS credentials from %s %s%s%s", p->src->name,
 			         p->stale ? "were refused" : "expired",
 			         p->last_error[0] != '\0' ? " and could not be refreshed: " : "",
 			         p->last_error);
 			break;
 		}
-		long long until = p->refreshing ? give_up : p->next_attempt;
+		int64_t until = p->refreshing ? give_up : p->next_attempt_ms;
 		wait_locked(p, until < give_up ? until : give_up);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return c;
+}
+
+/*
+ * A key refused soon after it arrived says the source hands out keys the
+ * service does not take (a role without the permission, a key of another
+ * account): the next fetch would likely get the same answer.  Such
+ * refusals in a row space the refetches out, doubling from
+ * RETRY_MIN_SECONDS up to RETRY_MAX_SECONDS after the fetch; a key that
+ * served longer than that before being refused starts over.
+ */
+static void note_refusal_locked(struct aws_credentials *p)
+{
+	int64_t age = now_ms() - p->fetched_ms;
+	int shift;
+	int64_t delay;
+
+	if (age >= RETRY_MAX_SECONDS * 1000LL) {
+		p->refusals = 0;
+		return;
+	}
+	shift = p->refusals < 5 ? p->refusals : 5;
+	delay = (RETRY_MIN_SECONDS * 1000LL) << shift;
+	if (delay > RETRY_MAX_SECONDS * 1000LL)
+		delay = RETRY_MAX_SECONDS * 1000LL;
+	p->refusals++;
+	if (p->next_attempt_ms < p->fetched_ms + delay)
+		p->next_attempt_ms = p->fetched_ms + delay;
 }
 
 bool aws_credentials_invalidate(struct aws_credentials *p, const struct aws_creds *used)
@@ -273,11 +320,9 @@ bool aws_credentials_invalidate(struct aws_credentials *p, const struct aws_cred
 	retry = p->src->refreshable;
 	if (retry && p->current == used && !p->stale) {
 		p->stale = true;
-		/* A key fetched a moment ago and refused at once is refetched
-		 * after a short pause, not in a tight loop. */
-		if (now_s() - p->fetched_at < RETRY_MIN_SECONDS)
-			p->next_attempt = p->fetched_at + RETRY_MIN_SECONDS;
-		log_info("AWS credentials from %s were refused, fetching new ones", p->src->name);
+		note_refusal_locked(p);
+		log_info("AWS credentials from %s were refused, fetching new ones refusals=%d",
+		         p->src->name, p->refusals);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return retry;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * aws/env.c: credential, region and endpoint resolution (see aws/env.h).
+ * aws/env.c: struct aws_env, the credentials, region and endpoints one
+ * client uses (see aws/env.h); the lookups are aws/endpoint.c's.
  */
 #include "aws/env.h"
 
@@ -10,56 +11,32 @@
 #include <string.h>
 
 #include "aws/credential_chain.h"
+#include "aws/endpoint.h"
 #include "common/log.h"
 
-const char *aws_env_get(const char *name)
+static void log_no_credentials(const char *tried)
 {
-	const char *v = getenv(name);
-	return v != NULL && v[0] != '\0' ? v : NULL;
+	log_error("no AWS credentials found; tried %s", tried);
+	log_error("hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, set AWS_PROFILE, "
+	          "or run with an IAM role (docs/deploy-aws.md)");
 }
 
-static const char *first_set(const char *explicit_value, const char *const *names)
+int aws_env_take_credentials(const char *explicit_region, struct aws_credentials **out)
 {
-	if (explicit_value != NULL && explicit_value[0] != '\0')
-		return explicit_value;
-	for (size_t i = 0; names[i] != NULL; i++) {
-		const char *v = aws_env_get(names[i]);
-		if (v != NULL)
-			return v;
+	char tried[AWS_CHAIN_TRIED_LEN];
+	char *region = aws_env_region(explicit_region);
+	int rc;
+
+	*out = NULL;
+	if (region == NULL) {
+		log_error("out of memory while loading AWS settings");
+		return -1;
 	}
-	return NULL;
-}
-
-char *aws_env_region(const char *explicit_region)
-{
-	static const char *const names[] = {"AWS_REGION", "AWS_DEFAULT_REGION", NULL};
-	const char *v = first_set(explicit_region, names);
-	return strdup(v != NULL ? v : "us-east-1");
-}
-
-char *aws_env_endpoint(enum aws_service svc, const char *explicit_url, const char *region)
-{
-	static const char *const sqs_names[] = {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL", NULL};
-	static const char *const s3_names[] = {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", NULL};
-	static const char *const sts_names[] = {"AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL", NULL};
-	const char *const *names = svc == AWS_SERVICE_SQS ? sqs_names
-	                           : svc == AWS_SERVICE_S3 ? s3_names : sts_names;
-	const char *host = svc == AWS_SERVICE_SQS ? "sqs" : svc == AWS_SERVICE_S3 ? "s3" : "sts";
-	const char *v = first_set(explicit_url, names);
-	char *url = NULL;
-	size_t len;
-
-	if (v != NULL) {
-		url = strdup(v);
-	} else if (asprintf(&url, "https://%s.%s.amazonaws.com", host, region) < 0) {
-		url = NULL;
-	}
-	if (url == NULL)
-		return NULL;
-	len = strlen(url);
-	while (len > 0 && url[len - 1] == '/')
-		url[--len] = '\0';
-	return url;
+	rc = aws_credentials_shared(region, out, tried, sizeof(tried));
+	if (rc < 0)
+		log_no_credentials(tried);
+	free(region);
+	return rc < 0 ? -1 : 0;
 }
 
 void aws_env_free(struct aws_env *env)
@@ -81,9 +58,7 @@ int aws_env_load(struct aws_env *env, const char *region, const char *sqs_endpoi
 	if (env->region == NULL)
 		goto oom;
 	if (aws_credentials_shared(env->region, &env->credentials, tried, sizeof(tried)) < 0) {
-		log_error("no AWS credentials found; tried %s", tried);
-		log_error("hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, set AWS_PROFILE, "
-		          "or run with an IAM role (docs/deploy-aws.md)");
+		log_no_credentials(tried);
 		aws_env_free(env);
 		return -1;
 	}

@@ -16,13 +16,8 @@
 #include <stddef.h>
 
 #include "aws/credentials.h"
+#include "aws/endpoint.h"
 #include "common/compiler.h"
-
-enum aws_service {
-	AWS_SERVICE_SQS,
-	AWS_SERVICE_S3,
-	AWS_SERVICE_STS, /* only for endpoint resolution (the credential chain) */
-};
 
 /* Every pointer is owned by the struct and freed by aws_env_free(). */
 struct aws_env {
@@ -43,30 +38,18 @@ struct aws_env {
 int aws_env_load(struct aws_env *env, const char *region, const char *sqs_endpoint,
                  const char *s3_endpoint) OUTBOX_MUSTCHECK;
 
+/*
+ * A reference to the process's shared credential provider for the region
+ * resolved from explicit_region (borrowed), so that every aws_env_load()
+ * while it is held finds the same one without walking the chain again.
+ * Returns 0 and *out (release with aws_credentials_shared_release()), or -1
+ * after logging every source tried (no credentials) or out of memory.
+ */
+int aws_env_take_credentials(const char *explicit_region,
+                             struct aws_credentials **out) OUTBOX_MUSTCHECK;
+
 /* Frees every member and zeroes *env; safe on a zeroed or freed struct. */
 void aws_env_free(struct aws_env *env);
-
-/* getenv() that treats an empty value as unset, as the AWS SDKs do;
- * borrowed from the environment. */
-const char *aws_env_get(const char *name);
-
-/*
- * The region: explicit, else AWS_REGION, else AWS_DEFAULT_REGION, else
- * us-east-1.  Returns a string the caller frees with free(), NULL when out
- * of memory.
- */
-char *aws_env_region(const char *explicit_region) OUTBOX_MUSTCHECK;
-
-/*
- * The endpoint of svc: explicit, else AWS_ENDPOINT_URL_SQS,
- * AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL, else
- * https://sqs.REGION.amazonaws.com, https://s3.REGION.amazonaws.com or
- * https://sts.REGION.amazonaws.com.
- * A trailing '/' is removed.  Returns a string the caller frees with
- * free(), NULL when out of memory.
- */
-char *aws_env_endpoint(enum aws_service svc, const char *explicit_url,
-                       const char *region) OUTBOX_MUSTCHECK;
 
 /*
  * For --check-config: walks the credential chain for the region resolved

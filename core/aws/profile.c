@@ -5,7 +5,7 @@
  * aws/profile.h).
  */
 #include "aws/profile.h"
-#include "aws/env.h"
+#include "aws/endpoint.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * aws/credential_sources.h).
  */
 #include "aws/credential_sources.h"
-#include "aws/env.h"
+#include "aws/endpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>

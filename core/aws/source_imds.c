@@ -4,12 +4,20 @@
  * aws/source_imds.c: the EC2 instance profile through IMDSv2 (see
  * aws/credential_sources.h).  Every fetch asks for a session token
  * (PUT /latest/api/token), then the role name, then its credentials, each
- * with the token (1 s per call, 3 tries when no answer comes): IMDSv1 (no token) is not used, so instances that require
- * IMDSv2 work and a hop-limited container cannot fall back to v1.
+ * with the token (1 s per call): IMDSv1 (no token) is not used, so
+ * instances that require IMDSv2 work and a hop-limited container cannot
+ * fall back to v1.
+ *
+ * IMDS is the last source of the chain, tried on every host without
+ * credentials: until it has answered once, a call gets one try, so a host
+ * that is not on EC2 learns it within IMDS_TIMEOUT_MS and exits 78
+ * promptly.  Once it has answered, a call that gets no answer is tried
+ * IMDS_ATTEMPTS times.
  */
 #include "aws/credential_sources.h"
-#include "aws/env.h"
+#include "aws/endpoint.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +34,27 @@
 #define IMDS_TOKEN_TTL "21600"
 #define IMDS_CREDS_PATH "/latest/meta-data/iam/security-credentials/"
 
+struct imds_ctx {
+	char *endpoint;   /* owned; no trailing '/' */
+	bool answered;    /* some call got an HTTP answer */
+};
+
+static void imds_ctx_free(void *arg)
+{
+	struct imds_ctx *c = arg;
+
+	if (c != NULL)
+		free(c->endpoint);
+	free(c);
+}
+
 /* One IMDS call; the answer's body in resp on HTTP 200, else -1. */
-static int imds_call(const char *endpoint, const char *method, const char *path,
+static int imds_call(struct imds_ctx *c, const char *method, const char *path,
                      const char *header, struct aws_fetch_response *resp, char *err,
                      size_t err_size)
 {
+	const char *endpoint = c->endpoint;
+	int attempts = c->answered ? IMDS_ATTEMPTS : 1;
 	struct aws_fetch_request req = {.method = method, .timeout_ms = IMDS_TIMEOUT_MS,
 	                                .headers = {header}};
 	char *url = NULL;
@@ -44,10 +68,12 @@ static int imds_call(const char *endpoint, const char *method, const char *path,
 	req.url = url;
 	for (int attempt = 1;; attempt++) {
 		rc = aws_fetch(&req, resp, err, err_size);
-		if (rc == 0 || attempt == IMDS_ATTEMPTS)
+		if (rc == 0 || attempt >= attempts)
 			break;
 		aws_fetch_response_free(resp);
 	}
+	if (rc == 0)
+		c->answered = true;
 	if (rc == 0 && resp->status != 200) {
 		snprintf(err, err_size, "%s \"%s\" answered HTTP %ld%s", method, url, resp->status,
 		         resp->status == 404 && strcmp(method, "GET") == 0
@@ -60,20 +86,20 @@ static int imds_call(const char *endpoint, const char *method, const char *path,
 
 static int imds_fetch(void *ctx, struct aws_creds **out, char *err, size_t err_size)
 {
-	const char *endpoint = ctx;
+	struct imds_ctx *c = ctx;
 	struct aws_fetch_response tok = {0}, role = {0}, doc = {0};
 	char *hdr = NULL, *path = NULL;
 	int rc = -1;
 
 	*out = NULL;
-	if (imds_call(endpoint, "PUT", "/latest/api/token",
+	if (imds_call(c, "PUT", "/latest/api/token",
 	              "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL, &tok, err, err_size) < 0)
 		goto out;
 	if (asprintf(&hdr, "X-aws-ec2-metadata-token: %s", tok.body) < 0) {
 		hdr = NULL;
 		goto out;
 	}
-	if (imds_call(endpoint, "GET", IMDS_CREDS_PATH, hdr, &role, err, err_size) < 0)
+	if (imds_call(c, "GET", IMDS_CREDS_PATH, hdr, &role, err, err_size) < 0)
 		goto out;
 	/* The first line is the role name; the SDKs use only that one. */
 	role.body[strcspn(role.body, "\r\n")] = '\0';
@@ -85,7 +111,7 @@ static int imds_fetch(void *ctx, struct aws_creds **out, char *err, size_t err_s
 		path = NULL;
 		goto out;
 	}
-	if (imds_call(endpoint, "GET", path, hdr, &doc, err, err_size) < 0)
+	if (imds_call(c, "GET", path, hdr, &doc, err, err_size) < 0)
 		goto out;
 	rc = aws_creds_from_json(doc.body, doc.body_len, out, err, err_size);
 out:
@@ -106,6 +132,7 @@ enum aws_source_result aws_source_imds(const struct aws_source_ctx *ctx,
 	const char *disabled = aws_env_get("AWS_EC2_METADATA_DISABLED");
 	const char *ep = aws_env_get("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	char name[300];
+	struct imds_ctx *c;
 	char *endpoint;
 	size_t len;
 
@@ -114,14 +141,17 @@ enum aws_source_result aws_source_imds(const struct aws_source_ctx *ctx,
 		snprintf(why, why_size, "disabled by AWS_EC2_METADATA_DISABLED");
 		return AWS_SOURCE_NOT_SET;
 	}
-	endpoint = strdup(ep != NULL ? ep : IMDS_DEFAULT_ENDPOINT);
+	c = calloc(1, sizeof(*c));
+	endpoint = c != NULL ? strdup(ep != NULL ? ep : IMDS_DEFAULT_ENDPOINT) : NULL;
 	if (endpoint == NULL) {
+		free(c);
 		snprintf(why, why_size, "out of memory");
 		return AWS_SOURCE_FAILED;
 	}
+	c->endpoint = endpoint;
 	len = strlen(endpoint);
 	while (len > 0 && endpoint[len - 1] == '/')
 		endpoint[--len] = '\0';
 	snprintf(name, sizeof(name), "instance metadata (IMDSv2 at \"%.200s\")", endpoint);
-	return aws_source_make(name, imds_fetch, free, endpoint, true, src, first, why, why_size);
+	return aws_source_make(name, imds_fetch, imds_ctx_free, c, true, src, first, why, why_size);
 }

@@ -7,7 +7,7 @@
  * refresh: the kubelet rotates it.
  */
 #include "aws/credential_sources.h"
-#include "aws/env.h"
+#include "aws/endpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -123,6 +123,27 @@ int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct
 /* SIGTERM, wait, read its statistics.  0 when it exited 0. */
 int bench_daemon_stop(struct daemon *d);
 
+/* bench_daemon.c: the destinations' names and, with the sqs publisher, their
+ * queues (created at b->sqs).  Returns 0 or -1 (logged). */
+int bench_setup_queues(struct bench *b) OUTBOX_MUSTCHECK;
+
+/* Exit codes of outbox-bench. */
+enum bench_exit {
+	BENCH_EXIT_OK = 0,
+	BENCH_EXIT_FAILURE = 1,
+	BENCH_EXIT_USAGE = 64,
+	BENCH_EXIT_UNAVAILABLE = 69,
+	BENCH_EXIT_CONFIG = 78,
+};
+
+struct bench_figures;
+
+/* bench_phases.c: loads config into b (config borrowed), connects, checks
+ * durability, migrates, makes the queues.  Returns an enum bench_exit. */
+int bench_setup(struct bench *b, const char *config) OUTBOX_MUSTCHECK;
+/* bench_phases.c: phases 1-4 (bench.c lists them) into fg; 0 or -1. */
+int bench_run(struct bench *b, struct bench_figures *fg) OUTBOX_MUSTCHECK;
+
 /* The soak (bench_soak.c): prints its figures; returns 0 or -1. */
 int bench_soak_run(struct bench *b, bool json) OUTBOX_MUSTCHECK;
 

@@ -6,8 +6,10 @@
  * when none of the bench's jobs is PENDING or CLAIMED.  A probe thread
  * times the relay's claim statement (outbox_store_claim() in a transaction
  * that is rolled back) every 50 ms all along.  Reported: per tenth its
- * end-to-end rate and claim time (p50, p90); the tables' and indexes' sizes
- * after 10 %, 50 % and 100 %; first and last tenth compared.  The queues
+ * end-to-end rate and claim time (p50, p90); at the end of every tenth the
+ * bytes and live rows of every table and index of the outbox schema
+ * (soak_tenths); the two big tables' sizes after 10 %, 50 % and 100 %;
+ * first and last tenth compared.  The queues
  * get a MessageRetentionPeriod of half the retention (at least 60 s) so
  * that the retention passes the configuration's horizon check honestly.
  */
@@ -36,6 +38,7 @@ struct soak_tenth {
 	double rate;
 	double claim_p50_ms, claim_p90_ms;
 	size_t probes;
+	json_t *relations; /* owned: {NAME: {bytes, live_rows, bytes_per_live_row}} */
 };
 
 /* Bytes and rows of the two big tables at one point of the run. */
@@ -158,6 +161,56 @@ static int measure_size(struct bench *b, struct soak_size *s)
 	return 0;
 }
 
+/*
+ * Every table and index of the outbox schema: its bytes (a table's include
+ * its TOAST and maps, an index's are its own) and the live rows of its
+ * table, counted exactly (query_to_xml runs one count(*) per table inside
+ * this one statement).  An index's live rows are its table's, so that its
+ * bytes per live row say what one more row of the table costs in it.
+ */
+static const char soak_relations_sql[] =
+	"WITH rel AS ("
+	"  SELECT c.relname::text AS name, c.relkind,"
+	"         CASE WHEN c.relkind = 'i' THEN pg_catalog.pg_relation_size(c.oid)"
+	"              ELSE pg_catalog.pg_table_size(c.oid) END AS bytes,"
+	"         coalesce(t.relname, c.relname)::text AS tbl"
+	"  FROM pg_catalog.pg_class c"
+	"  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+	"  LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid"
+	"  LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid"
+	"  WHERE n.nspname = 'outbox' AND c.relkind IN ('r', 'i')),"
+	" live AS ("
+	"  SELECT name AS tbl, (pg_catalog.xpath('/row/n/text()', pg_catalog.query_to_xml("
+	"           pg_catalog.format('SELECT count(*) AS n FROM outbox.%I', name),"
+	"           false, true, '')))[1]::text::bigint AS n"
+	"  FROM rel WHERE relkind = 'r')"
+	" SELECT rel.name, rel.bytes, live.n FROM rel JOIN live USING (tbl)"
+	" ORDER BY rel.relkind DESC, rel.tbl, rel.name";
+
+static json_t *measure_relations(struct bench *b)
+{
+	char err[512];
+	PGresult *res = db_query(b->conn, soak_relations_sql, 0, NULL, err, sizeof(err));
+	json_t *o;
+
+	if (res == NULL) {
+		log_error("could not read the relation sizes: %s", err);
+		return NULL;
+	}
+	o = json_object();
+	for (int r = 0; o != NULL && r < PQntuples(res); r++) {
+		long long bytes = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+		long long live = strtoll(PQgetvalue(res, r, 2), NULL, 10);
+
+		json_object_set_new(o, PQgetvalue(res, r, 0),
+		                    json_pack("{s:I, s:I, s:f}", "bytes", (json_int_t)bytes,
+		                              "live_rows", (json_int_t)live, "bytes_per_live_row",
+		                              live > 0 ? (double)bytes / (double)live : 0.0));
+	}
+	PQclear(res);
+	return o;
+}
+
 static json_t *size_json(const struct soak_size *s)
 {
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
@@ -187,7 +240,8 @@ static int run_tenth(struct bench *b, struct soak_probe *p, int n0, int count,
 	t->seconds = (double)(bench_now_us() - t0) / 1e6;
 	t->rate = count / t->seconds;
 	probe_take(p, t);
-	return 0;
+	t->relations = measure_relations(b);
+	return t->relations != NULL ? 0 : -1;
 }
 
 static double change_pct(double first, double last)
@@ -220,6 +274,18 @@ static json_t *tenths_json(const struct soak_tenth *t, int per)
 	return a;
 }
 
+/* The per-tenth objects of --json's soak_tenths; jobs_done counts from the start. */
+static json_t *soak_tenths_json(const struct soak_tenth *t, int per)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < SOAK_TENTHS; i++)
+		json_array_append_new(a, json_pack("{s:i, s:f, s:f, s:O}", "jobs_done", per * (i + 1),
+		                      "rate", t[i].rate, "claim_p50_ms", t[i].claim_p50_ms,
+		                      "relations", t[i].relations));
+	return a;
+}
+
 static void print_soak(struct bench *b, const struct soak_tenth *t, const struct soak_size *sz,
                        int per, int queue_retention, double total_s, bool json)
 {
@@ -228,7 +294,7 @@ static void print_soak(struct bench *b, const struct soak_tenth *t, const struct
 	const struct soak_tenth *first = &t[0], *last = &t[SOAK_TENTHS - 1];
 	json_t *doc = json_pack(
 		"{s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:f, s:f, s:o, s:{s:o, s:o, s:o},"
-		" s:f, s:f, s:f, s:f, s:f, s:f, s:o}",
+		" s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:o}",
 		"soak_jobs", per * SOAK_TENTHS, "destinations", b->dests,
 		"workers_per_destination", b->workers, "retention_seconds", b->soak_retention,
 		"queue_retention_seconds", queue_retention, "fsync", fsync, "synchronous_commit", sync,
@@ -236,6 +302,7 @@ static void print_soak(struct bench *b, const struct soak_tenth *t, const struct
 		"seconds", total_s, "end_to_end_rate", per * SOAK_TENTHS / total_s,
 		"tenths", tenths_json(t, per),
 		"sizes", "10%", size_json(&sz[0]), "50%", size_json(&sz[1]), "100%", size_json(&sz[2]),
+		"soak_tenths", soak_tenths_json(t, per),
 		"first_tenth_rate", first->rate, "last_tenth_rate", last->rate,
 		"rate_change_pct", change_pct(first->rate, last->rate),
 		"first_tenth_claim_ms_p50", first->claim_p50_ms,
@@ -350,5 +417,7 @@ int bench_soak_run(struct bench *b, bool json)
 	if (bench_daemon_stop(&d) < 0)
 		rc = -1;
 	json_decref(d.sqs);
+	for (int i = 0; i < SOAK_TENTHS; i++)
+		json_decref(t[i].relations);
 	return rc;
 }

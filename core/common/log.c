@@ -157,10 +157,11 @@ void log_vwrite(enum log_level level, const char *fmt, va_list ap)
 	if (level > log_max_level)
 		return;
 	if (log_format == LOG_FORMAT_JSON) {
-		char msg[LOG_LINE_MAX];
+		char msg[LOG_LINE_MAX], ts[40];
 
 		vsnprintf(msg, sizeof(msg), fmt, ap);
-		len = log_fields_json(level_names[level], log_ident, msg, line, LOG_LINE_MAX);
+		log_format_timestamp(ts, sizeof(ts));
+		len = log_fields_json(ts, level_names[level], log_ident, msg, line, LOG_LINE_MAX);
 		write_line(line, len);
 		return;
 	}

@@ -13,8 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/log.h"
-
 /* A JSON string of s[0..n); bytes that are not UTF-8 become '?' (jansson
  * refuses invalid UTF-8, and a log line must never be lost for it). */
 static json_t *safe_string(const char *s, size_t n)
@@ -123,10 +121,9 @@ static size_t copy_out(const char *text, char *out, size_t size)
 	return len;
 }
 
-size_t log_fields_json(const char *level, const char *program, const char *msg, char *out,
-                       size_t size)
+size_t log_fields_json(const char *ts, const char *level, const char *program, const char *msg,
+                       char *out, size_t size)
 {
-	char ts[40];
 	json_t *fields = log_fields_parse(msg);
 	json_t *line = json_object();
 	const char *key;
@@ -134,7 +131,6 @@ size_t log_fields_json(const char *level, const char *program, const char *msg, 
 	char *text;
 	size_t len;
 
-	log_format_timestamp(ts, sizeof(ts));
 	if (fields == NULL || line == NULL ||
 	    json_object_set_new(line, "time", json_string(ts)) < 0 ||
 	    json_object_set_new(line, "level", json_string(level)) < 0 ||

@@ -23,11 +23,12 @@ json_t *log_fields_parse(const char *msg) OUTBOX_MUSTCHECK;
 
 /*
  * One JSON object for a log line, without the newline, into out (size
- * bytes; the result is shortened to fit).  Keys: "time" (UTC, ms),
- * "level", "program", "pid", "message", then the message's context keys.
- * Returns the length written.
+ * bytes; the result is shortened to fit).  Keys: "time" (ts, borrowed: the
+ * caller's clock, log_format_timestamp() in common/log.c), "level",
+ * "program", "pid", "message", then the message's context keys.  Returns
+ * the length written.
  */
-size_t log_fields_json(const char *level, const char *program, const char *msg, char *out,
-                       size_t size);
+size_t log_fields_json(const char *ts, const char *level, const char *program, const char *msg,
+                       char *out, size_t size);
 
 #endif

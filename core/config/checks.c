@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "config/internal.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,30 @@ static void cfg_url_error(struct cfg_parser *p, size_t d, const char *key, const
 }
 
 /*
+ * A dead-letter queue of its own for each destination: the DLQ reader of
+ * one destination would take the other's messages and mark that job DEAD
+ * under the wrong destination's rules, and the evidence of which
+ * destination failed is lost.
+ */
+static void cfg_check_shared_dlqs(struct cfg_parser *p)
+{
+	const struct cfg *cfg = p->cfg;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		const struct cfg_destination *d = &cfg->destinations[i];
+
+		for (size_t j = 0; j < i && d->dlq_url; j++) {
+			const struct cfg_destination *e = &cfg->destinations[j];
+
+			if (e->dlq_url && cfg_same_queue(d->dlq_url, e->dlq_url))
+				cfg_url_error(p, i, "dlq_url", "dead-letter queue is also the dlq_url of "
+					      "destination \"%s\" (line %d): each destination needs its own "
+					      "dead-letter queue", e->name, cfg_url_line(p, j, true));
+		}
+	}
+}
+
+/*
  * One queue per destination, and a dead-letter queue that is nobody's main
  * queue: a consumer reading its DLQ as a main queue (or the DLQ reader a
  * main queue) marks jobs DEAD 'DLQ' that never ran, and two destinations on
@@ -122,6 +147,100 @@ static void cfg_check_destination_urls(struct cfg_parser *p)
 					      cfg_url_line(p, j, false));
 		}
 	}
+	cfg_check_shared_dlqs(p);
+}
+
+/* ---- the region of the queues ---- */
+
+#define CFG_REGION_MAX 32
+
+/*
+ * The region an SQS queue URL's host names: sqs.REGION.amazonaws.com (and
+ * .amazonaws.com.cn, VPC endpoints ...sqs.REGION.vpce.amazonaws.com) or the
+ * legacy REGION.queue.amazonaws.com.  False for any other host, such as an
+ * emulator's 127.0.0.1 or a proxy: it says nothing about the region.
+ */
+static bool cfg_url_region(const char *url, char *out, size_t size)
+{
+	const char *h = strstr(url, "://");
+	char host[256];
+	char *label[16];
+	size_t n, nl = 0;
+
+	if (h == NULL)
+		return false;
+	h += 3;
+	n = strcspn(h, "/:?#");
+	if (n == 0 || n >= sizeof(host))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		host[i] = (char)tolower((unsigned char)h[i]);
+	host[n] = '\0';
+	if (strstr(host, ".amazonaws.com") == NULL)
+		return false;
+	for (char *save = NULL, *t = strtok_r(host, ".", &save); t != NULL && nl < 16;
+	     t = strtok_r(NULL, ".", &save))
+		label[nl++] = t;
+	for (size_t i = 0; i + 2 < nl; i++) {
+		const char *r = strcmp(label[i], "sqs") == 0 ? label[i + 1]
+		                : strcmp(label[i + 1], "queue") == 0 ? label[i] : NULL;
+
+		if (r != NULL && strcmp(r, "amazonaws") != 0 && cfg_matches_charset(r, "-", size - 1)) {
+			snprintf(out, size, "%s", r);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The line [aws] region was set on; 0 when it was not. */
+static int cfg_region_line(const struct cfg_parser *p)
+{
+	for (size_t i = 0; i < CFG_N_OPTS; i++) {
+		if (strcmp(cfg_opts[i].section, "aws") == 0 && strcmp(cfg_opts[i].name, "region") == 0)
+			return p->opt_line[i];
+	}
+	return 0;
+}
+
+/*
+ * Requests are signed for one region, and SQS refuses a signature for
+ * another one: every queue URL that names a region must name [aws]
+ * region, and when that is unset the queues' region becomes it (before
+ * AWS_REGION, which a shell may have set for something else).
+ */
+static void cfg_check_regions(struct cfg_parser *p)
+{
+	struct cfg *cfg = p->cfg;
+	char first[CFG_REGION_MAX] = "", r[CFG_REGION_MAX];
+	size_t first_d = 0;
+	bool first_dlq = false;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++) {
+		for (int k = 0; k < 2; k++) {
+			const char *url = k ? cfg->destinations[i].dlq_url : cfg->destinations[i].queue_url;
+			const char *key = k ? "dlq_url" : "queue_url";
+
+			if (url == NULL || !cfg_url_region(url, r, sizeof(r)))
+				continue;
+			if (cfg->aws.region != NULL && strcmp(r, cfg->aws.region) != 0)
+				cfg_url_error(p, i, key, "queue is in region \"%s\", but [aws] region is "
+					      "\"%s\" (line %d)", r, cfg->aws.region, cfg_region_line(p));
+			else if (cfg->aws.region == NULL && first[0] == '\0') {
+				snprintf(first, sizeof(first), "%s", r);
+				first_d = i;
+				first_dlq = k;
+			} else if (cfg->aws.region == NULL && strcmp(r, first) != 0)
+				cfg_url_error(p, i, key, "queue is in region \"%s\", but the %s of destination "
+					      "\"%s\" (line %d) is in \"%s\": all queues must be in one "
+					      "region, [aws] region", r, first_dlq ? "dlq_url" : "queue_url",
+					      cfg->destinations[first_d].name,
+					      cfg_url_line(p, first_d, first_dlq), first);
+		}
+	}
+	if (cfg->aws.region == NULL && first[0] != '\0' &&
+	    (cfg->aws.region = strdup(first)) == NULL)
+		cfg_error(p, 0, NULL, NULL, "out of memory");
 }
 
 /* ---- retention and the deduplication horizon ---- */
@@ -219,6 +338,7 @@ void cfg_check_file(struct cfg_parser *p)
 		cfg_error(p, 0, CFG_DEST_PREFIX "NAME", NULL,
 			  "missing required section: at least one destination is required");
 	cfg_check_destination_urls(p);
+	cfg_check_regions(p);
 	cfg_check_retention(p);
 	if (cfg->relay.retry_max_seconds >= cfg->relay.retry_base_seconds)
 		return;

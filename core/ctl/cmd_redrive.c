@@ -6,8 +6,9 @@
  * One transaction per job (ledger_redrive): lock the job, refuse it under
  * a live lease, raise redrive_generation, reset it to PENDING (attempt_count
  * 0, due now, no claim, no dead_reason) and insert the outbox event of the
- * new generation, which the relay then publishes.  Messages of older
- * generations can no longer claim the job (docs/consumer.md).  Unknown ids
+ * new generation (with the traceparent of the job's earlier event), which
+ * the relay then publishes.  Messages of older generations can no longer
+ * claim the job (docs/consumer.md).  Unknown ids
  * and leased jobs are reported and skipped; the exit code is then 1.
  * Prints "JOB_ID EVENT_ID" per redriven job, or with --json
  * {"redriven": [{"job_id","redrive_generation","event_id"}...],
@@ -22,6 +23,34 @@
 #include "db/db.h"
 #include "consumer/ledger.h"
 
+/*
+ * The new event keeps the trace the producer started: the traceparent of
+ * the job's newest earlier event that has one (events pruned by
+ * [retention] events_seconds before the job took theirs with them).  In
+ * the redrive's transaction, so the relay never sees the event without it.
+ */
+static int copy_traceparent(PGconn *conn, const char *job_id, int gen, const char *event_id,
+                            char *err, size_t errlen)
+{
+	char gen_text[16];
+	const char *params[3] = {event_id, job_id, gen_text};
+	PGresult *res;
+
+	snprintf(gen_text, sizeof(gen_text), "%d", gen);
+	res = db_query(conn,
+		"UPDATE outbox.outbox_events SET traceparent = ("
+		"  SELECT e.traceparent FROM outbox.outbox_events e"
+		"   WHERE e.job_id = $2 AND e.redrive_generation < $3::integer"
+		"     AND e.traceparent IS NOT NULL"
+		"   ORDER BY e.redrive_generation DESC LIMIT 1)"
+		" WHERE event_id = $1 AND traceparent IS NULL",
+		3, params, err, errlen);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
 /* Returns 0, or -1 with err set (a message for the operator). */
 static int redrive_one(PGconn *conn, const char *job_id, int *gen, char *event_id,
                        size_t event_id_len, char *err, size_t errlen)
@@ -34,6 +63,8 @@ static int redrive_one(PGconn *conn, const char *job_id, int *gen, char *event_i
 		return -1;
 	}
 	rc = ledger_redrive(conn, job_id, gen, event_id, event_id_len, dberr, sizeof(dberr));
+	if (rc == 1 && copy_traceparent(conn, job_id, *gen, event_id, dberr, sizeof(dberr)) < 0)
+		rc = -1;
 	if (rc == 1 && db_exec(conn, "COMMIT", dberr, sizeof(dberr)) == 0)
 		return 0;
 	if (db_exec(conn, "ROLLBACK", rberr, sizeof(rberr)) < 0 && rc >= 0) {

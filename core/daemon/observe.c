@@ -40,6 +40,8 @@
 #define AGES_CACHE_MS 5000
 /* /readyz re-checks the database at most this often. */
 #define PROBE_CACHE_MS 1000
+/* ... and whether it can still write at most this often (write_sql). */
+#define WRITE_PROBE_MS 10000
 /* The main thread's tick: READY=1 and WATCHDOG=1 are sent from it. */
 #define TICK_MS 500
 
@@ -60,6 +62,9 @@ struct observe {
 	int64_t probed_ms;       /* last query; 0 never */
 	bool db_ok;
 	char db_err[256];
+	int64_t write_probed_ms; /* last write_sql; 0 never */
+	bool write_ok;
+	char write_err[256];
 	double *oldest_new, *oldest_pending; /* per registry destination */
 };
 
@@ -70,6 +75,22 @@ static const char ages_sql[] =
 	" SELECT 'p', destination, extract(epoch FROM now() - min(created_at))::float8"
 	"  FROM outbox.jobs WHERE status = 'PENDING' AND next_attempt_at <= now()"
 	" GROUP BY destination";
+
+/*
+ * A database that answers may still be unable to write: on a full disk
+ * every read works while no relation can grow, so enqueues and
+ * completions fail.  A read-only query cannot tell, so the write check makes
+ * the server write a small temporary file (a sort of 5,000 rows over a
+ * 64 kB work_mem spills a few dozen kB), on the disk where the database
+ * keeps its data unless temp_tablespaces names another.  It needs no table
+ * and leaves nothing behind.
+ */
+static const char write_sql[] =
+	"BEGIN;"
+	" SET LOCAL work_mem = '64kB';"
+	" SELECT count(*) FROM (SELECT g FROM pg_catalog.generate_series(1, 5000) g"
+	"  ORDER BY g DESC OFFSET 0) s;"
+	" COMMIT";
 
 static size_t registry_index(const char *name)
 {
@@ -130,6 +151,23 @@ static void probe(struct observe *o, int64_t max_age_ms)
 	}
 }
 
+/* Runs write_sql unless the last one is younger than WRITE_PROBE_MS; the
+ * connection must be up (probe() first).  Call with db_lock held. */
+static void probe_write(struct observe *o)
+{
+	int64_t now = now_ms();
+	char rberr[64];
+
+	if (o->conn == NULL || (o->write_probed_ms != 0 && now - o->write_probed_ms < WRITE_PROBE_MS))
+		return;
+	o->write_probed_ms = now;
+	o->write_ok = db_exec(o->conn, write_sql, o->write_err, sizeof(o->write_err)) == 0;
+	/* A failed statement leaves the explicit transaction aborted. */
+	if (!o->write_ok && PQtransactionStatus(o->conn) != PQTRANS_IDLE &&
+	    db_exec(o->conn, "ROLLBACK", rberr, sizeof(rberr)) < 0)
+		log_debug("could not roll back the write check: %s", rberr);
+}
+
 /* ---- readiness and liveness ---- */
 
 static long expected_workers(const struct observe *o, const struct cfg_destination *d)
@@ -173,9 +211,13 @@ static bool check_ready(void *arg, char *why, size_t whylen)
 	}
 	pthread_mutex_lock(&o->db_lock);
 	probe(o, PROBE_CACHE_MS);
-	ok = o->db_ok;
-	if (!ok)
+	if (o->db_ok)
+		probe_write(o);
+	ok = o->db_ok && o->write_ok;
+	if (!o->db_ok)
 		snprintf(why, whylen, "database unreachable: %s", o->db_err);
+	else if (!ok)
+		snprintf(why, whylen, "database cannot write: %s", o->write_err);
 	pthread_mutex_unlock(&o->db_lock);
 	return ok && all_connected(o, why, whylen);
 }

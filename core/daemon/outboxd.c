@@ -28,6 +28,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "aws/credential_chain.h"
 #include "aws/env.h"
 #include "aws/http.h"
 #include "config/config.h"
@@ -340,6 +341,7 @@ static int run(const struct cfg *cfg, enum role role)
 	struct daemon_units *units = NULL;
 	struct maintenance *maint = NULL;
 	struct observe *obs = NULL;
+	struct aws_credentials *creds = NULL;
 	char instance_id[300], host[256];
 	sigset_t set;
 	int rc = OUTBOXD_EXIT_FAILURE;
@@ -356,6 +358,12 @@ static int run(const struct cfg *cfg, enum role role)
 	rc = check_schema(cfg);
 	if (rc != OUTBOXD_EXIT_OK)
 		goto out;
+	/* Both halves sign with the one provider: found before anything starts,
+	 * a host without credentials exits 78, which systemd does not restart. */
+	if (aws_env_take_credentials(cfg->aws.region, &creds) < 0) {
+		rc = OUTBOXD_EXIT_CONFIG;
+		goto out;
+	}
 	rc = OUTBOXD_EXIT_FAILURE;
 	if (observe_start(cfg, role != ROLE_CONSUMER, role != ROLE_RELAY, &obs) < 0)
 		goto out;
@@ -376,6 +384,7 @@ out:
 	maintenance_stop(maint);
 	daemon_units_stop(units);
 	observe_stop(obs);
+	aws_credentials_shared_release(creds);
 	if (rc == OUTBOXD_EXIT_OK) {
 		write_stats();
 		log_info("outboxd stopped");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * plugin/loader.h: loading handler plugins and running their instances.
+ * plugin/loader.h: loading handler plugins (plugin/module.h) and running
+ * their instances (plugin/instance.h); programs include this one.
  *
  * A registry loads each .so named in relay.ini once, and no other:
  * NAME.so from the first directory of the search path that has it
@@ -24,138 +25,7 @@
 #ifndef OUTBOX_CORE_PLUGIN_LOADER_H
 #define OUTBOX_CORE_PLUGIN_LOADER_H
 
-#include <stddef.h>
-
-#include <outbox/plugin.h>
-
-#include "config/config.h"
-#include "common/compiler.h"
-#include "plugin/host.h"
-#include "plugin/options.h"
-
-struct plugin_registry;
-struct plugin_module;
-struct plugin_instance;
-
-/*
- * The search path a program should use: $OUTBOX_PLUGIN_DIR when set (the
- * test override; a warning is logged), else configured (borrowed; e.g. the
- * [outboxd] plugin_path of relay.ini) when not NULL, else PLUGINDIR.
- * Returns one of those pointers, borrowed.
- */
-const char *plugin_search_path(const char *configured);
-
-/*
- * dir (borrowed, copied) is where NAME.so files are looked up: one
- * directory, or a colon-separated list tried in order; NULL means
- * plugin_search_path(NULL).  Returns 0 and *out (caller frees with
- * plugin_registry_free()), or -1 (out of memory, or no directory in dir).
- */
-int plugin_registry_create(const char *dir, struct plugin_registry **out) OUTBOX_MUSTCHECK;
-
-/*
- * Frees the registry and its modules.  Every instance must have been
- * destroyed.  The .so files are dlclose'd, except in sanitizer builds or
- * when OUTBOX_VALGRIND=1 / OUTBOX_NO_DLCLOSE=1 is set, so that leak reports
- * still resolve plugin symbols.
- */
-void plugin_registry_free(struct plugin_registry *reg);
-
-/* Borrowed; the directory or search path the registry loads from, as given. */
-const char *plugin_registry_dir(const struct plugin_registry *reg);
-
-/*
- * Load plugin name (borrowed) once: a second call for the same name returns
- * the module already loaded.  Every refusal is reported to diag (the
- * message names the file, e.g. plugin "x.so": ABI 1.1 required, host
- * provides 1.0) and the .so is dlclose'd.  Returns 0 and *out (borrowed,
- * owned by reg), or -1.
- */
-int plugin_registry_load(struct plugin_registry *reg, const char *name,
-                         const struct plugin_diag *diag,
-                         struct plugin_module **out) OUTBOX_MUSTCHECK;
-
-/* Borrowed; valid while the registry lives. */
-const struct outbox_plugin *plugin_module_descriptor(const struct plugin_module *mod);
-
-/* What an instance is made from.  Every pointer is borrowed for the call. */
-struct plugin_instance_spec {
-	const char *destination;                  /* [destination:NAME] */
-	const char *plugin;                       /* plugin = NAME */
-	const struct cfg_plugin_option *options;  /* the plugin.* lines */
-	size_t n_options;
-	const struct plugin_host_services *services; /* copied; NULL: none yet */
-};
-
-/*
- * Load the plugin (through reg), validate options, create the context and
- * call init().  Every problem goes to diag (options: all of them).  If
- * init() fails its message is reported as `plugin "x" failed to start: MSG`
- * and destroy() is called right away.  Returns 0 and *out (caller frees
- * with plugin_instance_destroy(), before plugin_registry_free()), or -1.
- */
-int plugin_instance_create(struct plugin_registry *reg,
-                           const struct plugin_instance_spec *spec,
-                           const struct plugin_diag *diag,
-                           struct plugin_instance **out) OUTBOX_MUSTCHECK;
-
-/*
- * The same for one parsed destination; problems become cfg errors of the
- * form "FILE:LINE: [destination:NAME] plugin.KEY: problem".  cfg, dest and
- * services are borrowed.
- */
-int plugin_instance_create_from_config(struct plugin_registry *reg,
-                                       const struct cfg *cfg,
-                                       const struct cfg_destination *dest,
-                                       const struct plugin_host_services *services,
-                                       struct cfg_errors *errs,
-                                       struct plugin_instance **out) OUTBOX_MUSTCHECK;
-
-/* Calls the plugin's destroy() (exactly once) and frees inst.  NULL is a no-op. */
-void plugin_instance_destroy(struct plugin_instance *inst);
-
-/*
- * Run execute() for job (borrowed).  result->msg must point to at least
- * 256 bytes (result->msg_size); it is emptied before the call and always
- * NUL-terminated after it.  result->output must be NULL on entry; after an
- * OUTBOX_OK it may hold a new reference the caller owns (json_decref it
- * after commit); for any other verdict it is NULL.  A verdict outside the
- * enum becomes OUTBOX_FAIL with an explanation in msg.  Serialised per
- * instance unless the plugin is OUTBOX_PLUGIN_CONCURRENT.
- */
-enum outbox_verdict plugin_instance_execute(struct plugin_instance *inst,
-                                            const struct outbox_job *job,
-                                            struct outbox_result *result);
-
-/*
- * plugin_instance_execute() for a job whose message carried the producer's
- * W3C trace context: traceparent (borrowed, may be NULL) appears in every
- * line the handler logs during the call, so the job can be followed from
- * the producer's trace to the handler.
- */
-enum outbox_verdict plugin_instance_execute_traced(struct plugin_instance *inst,
-                                                   const struct outbox_job *job,
-                                                   const char *traceparent,
-                                                   struct outbox_result *result);
-
-/*
- * Run commit() inside the caller's transaction tx (borrowed; the consumer's
- * own struct outbox_tx, handed back to its tx_exec/tx_enqueue services).
- * output is the borrowed reference execute() produced (may be NULL).  err
- * (errlen >= 1) is always NUL-terminated.  A plugin without commit() gives
- * OUTBOX_OK.  Out-of-range verdicts become OUTBOX_FAIL.
- */
-enum outbox_verdict plugin_instance_commit(struct plugin_instance *inst,
-                                           const struct outbox_job *job,
-                                           const json_t *output,
-                                           struct outbox_tx *tx,
-                                           char *err, size_t errlen);
-
-/* Borrowed; live as long as inst. */
-const char *plugin_instance_destination(const struct plugin_instance *inst);
-const struct outbox_plugin *plugin_instance_descriptor(const struct plugin_instance *inst);
-
-/* Verdict name: "OK", "RETRY", "FAIL" (static string). */
-const char *plugin_verdict_name(enum outbox_verdict verdict);
+#include "plugin/instance.h"
+#include "plugin/module.h"
 
 #endif

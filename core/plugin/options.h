@@ -7,7 +7,7 @@
  * Also home of struct plugin_diag, the error sink the plugin loader and the
  * option checks report through.  It keeps this code free of config.c: the
  * caller decides how a problem becomes a "FILE:LINE: [destination:NAME] ..."
- * line (plugin/loader.c has the wrapper for struct cfg).
+ *  line (plugin/instance.c has the wrapper for struct cfg).
  */
 #ifndef OUTBOX_CORE_PLUGIN_OPTIONS_H
 #define OUTBOX_CORE_PLUGIN_OPTIONS_H

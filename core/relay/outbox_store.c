@@ -92,8 +92,11 @@ static const char mark_sql[] =
 /*
  * Events of destinations no live relay serves: not this one ($1), not one
  * whose registry heartbeat is younger than $3 seconds.  The grace period
- * counts from created_at (when the event became NEW); a live claim means
- * some relay does serve the destination.
+ * counts from next_attempt_at, when the event became due: for a fresh
+ * enqueue that is created_at, for an event the consumer re-armed for a
+ * retry it is the retry's time, so a retry gets the same grace as a new
+ * job instead of dying as soon as it is due.  A live claim means some relay
+ * does serve the destination.
  */
 static const char sweep_sql[] =
 	"WITH d AS ("
@@ -103,7 +106,7 @@ static const char sweep_sql[] =
 	"    claimed_by = NULL, claim_until = NULL"
 	"  WHERE e.status = 'NEW'"
 	"    AND e.destination NOT IN (SELECT jsonb_array_elements_text($1::jsonb))"
-	"    AND e.created_at <= now() - $2::integer * interval '1 second'"
+	"    AND e.next_attempt_at <= now() - $2::integer * interval '1 second'"
 	"    AND (e.claim_until IS NULL OR e.claim_until < now())"
 	"    AND NOT EXISTS (SELECT 1 FROM outbox.relay_instances r"
 	"                     WHERE r.heartbeat_at > now() - $3::integer * interval '1 second'"

@@ -4,7 +4,8 @@
 # prints every figure of docs/performance.md.  Counters and completeness, not
 # speed: the figures themselves are in docs/performance.md.  The harness's
 # cluster runs fsync off, so every run says --allow-non-durable, and the
-# refusal without it is checked too.
+# refusal without it is checked too.  A small --soak reports its
+# soak_tenths with every relation of the outbox schema.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 require_pg
 require_aws
@@ -106,5 +107,30 @@ check "an out-of-range value fails before any phase, naming the key" \
 check "the null publisher relays too" bench "$TEST_TMP/null.json" --publisher null
 check "null: relay rate, no end-to-end figures" \
 	jq -e '.relay_publish_rate > 0 and .end_to_end_rate == null' "$TEST_TMP/null.json" >/dev/null
+
+# The soak, small: ten tenths, and per tenth the sizes of every table and
+# index of the outbox schema (the names the catalog has).
+SOAK="$TEST_TMP/soak.json"
+soak() {
+	"$BENCH" -c "$TEST_TMP/bench.ini" --soak 100 --soak-retention 60 --json \
+		--allow-non-durable --outboxd "$OUTBOX_BUILDDIR/outboxd" >"$SOAK" 2>>"$TEST_TMP/bench.log"
+}
+check "--soak 100 runs" soak
+check "soak_tenths has ten tenths, jobs_done counting up to 100" \
+	jq -e '[.soak_tenths[].jobs_done] == [10,20,30,40,50,60,70,80,90,100]' "$SOAK" >/dev/null
+check "every tenth has a rate and a claim p50" \
+	jq -e '[.soak_tenths[] | (.rate > 0) and (.claim_p50_ms >= 0)] | all' "$SOAK" >/dev/null
+want=$(psql_q "$DB" "SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_class c
+	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'outbox' AND c.relkind IN ('r', 'i')")
+check "every tenth names every table and index of the outbox schema" \
+	jq -e --arg want "$want" '[.soak_tenths[] | (.relations | keys | join(",")) == $want] | all' \
+	"$SOAK" >/dev/null
+check "each relation has bytes, live rows and their ratio" \
+	jq -e '[.soak_tenths[].relations[] | (.bytes > 0) and (.live_rows >= 0)
+		and (if .live_rows > 0 then (.bytes_per_live_row - .bytes / .live_rows | fabs) < 0.01
+		     else .bytes_per_live_row == 0 end)] | all' "$SOAK" >/dev/null
+check "a table's live rows are its count" \
+	jq -e '.soak_tenths[9].relations.jobs.live_rows == .soak_tenths[9].relations.jobs_pkey.live_rows' \
+	"$SOAK" >/dev/null
 [ "$checks_failed" -eq 0 ] || cat "$TEST_TMP/bench.log" "$TEST_TMP"/*.err
 finish

@@ -532,7 +532,8 @@ static void test_unknown_destination_sweep(void **state)
 	insert_events("sweep-old", "nowhere", 1, 0);
 	insert_events("sweep-new", "nowhere", 1, 0);
 	insert_events("sweep-known", "sweepknown", 1, 0);
-	testdb_exec(fx.db, "UPDATE outbox.outbox_events SET created_at = now() - interval '61 s'"
+	testdb_exec(fx.db, "UPDATE outbox.outbox_events SET created_at = now() - interval '61 s',"
+	                   " next_attempt_at = now() - interval '61 s'"
 	                   " WHERE job_id = encode(sha256(convert_to('sweep-old-1', 'UTF8')), 'hex')"
 	                   " OR destination = 'sweepknown'");
 	assert_int_equal(outbox_store_sweep_unknown(fx.db, known, 1,
@@ -547,6 +548,39 @@ static void test_unknown_destination_sweep(void **state)
 	                             " AND destination IN ('%s', 'sweepknown')", "nowhere"), 2);
 }
 
+/*
+ * A retry the consumer re-armed (created long ago, due again now or later)
+ * gets the grace a fresh enqueue gets, counted from when it became due.
+ */
+static void test_sweep_grace_from_rearm(void **state)
+{
+	const char *known[] = {"sweepknown"};
+	char err[512];
+	size_t count = 0;
+
+	insert_events("rearm-now", "ghost", 1, 0);
+	insert_events("rearm-later", "ghost", 1, 0);
+	insert_events("rearm-due", "ghost", 1, 0);
+	testdb_exec(fx.db, "UPDATE outbox.outbox_events SET created_at = now() - interval '1 hour',"
+	                   " attempts = 1, next_attempt_at = CASE"
+	                   "   WHEN job_id = encode(sha256(convert_to('rearm-now-1', 'UTF8')), 'hex')"
+	                   "     THEN now()"
+	                   "   WHEN job_id = encode(sha256(convert_to('rearm-later-1', 'UTF8')), 'hex')"
+	                   "     THEN now() + interval '10 min'"
+	                   "   ELSE now() - interval '61 s' END"
+	                   " WHERE destination = 'ghost'");
+	assert_int_equal(outbox_store_sweep_unknown(fx.db, known, 1,
+	                                            OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS,
+	                                            NULL, NULL, &count, err, sizeof(err)), 0);
+	/* Only the one due for longer than the grace. */
+	assert_int_equal(count, 1);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events WHERE destination = '%s'"
+	                             " AND status = 'DEAD' AND job_id = encode(sha256(convert_to("
+	                             "'rearm-due-1', 'UTF8')), 'hex')", "ghost"), 1);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events WHERE destination = '%s'"
+	                             " AND status = 'NEW'", "ghost"), 2);
+}
+
 /* A destination another live relay serves is never swept; a stale row protects nothing. */
 static void test_sweep_spares_other_relays(void **state)
 {
@@ -555,8 +589,8 @@ static void test_sweep_spares_other_relays(void **state)
 	size_t count = 0;
 
 	insert_events("sweep-other", "elsewhere", 1, 0);
-	testdb_exec(fx.db, "UPDATE outbox.outbox_events SET created_at = now() - interval '10 min'"
-	                   " WHERE destination = 'elsewhere'");
+	testdb_exec(fx.db, "UPDATE outbox.outbox_events SET created_at = now() - interval '10 min',"
+	                   " next_attempt_at = now() - interval '10 min' WHERE destination = 'elsewhere'");
 	testdb_exec(fx.db, "INSERT INTO outbox.relay_instances (instance_id, destinations)"
 	                   " VALUES ('other-host:1', '[\"elsewhere\"]')");
 	assert_int_equal(outbox_store_sweep_unknown(fx.db, known, 1,
@@ -667,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_lost_claim),
 		cmocka_unit_test(test_unknown_destination_sweep),
 		cmocka_unit_test(test_sweep_spares_other_relays),
+		cmocka_unit_test(test_sweep_grace_from_rearm),
 		cmocka_unit_test(test_fake_publisher),
 		cmocka_unit_test(test_notify_wakes_lane),
 		cmocka_unit_test(test_lane_isolation_and_backoff),

@@ -174,6 +174,20 @@ static void test_sample(void **state)
 	cfg_free(cfg);
 }
 
+/* Without [aws] region the queues' region is used; an emulator's URL names none. */
+static void test_region_from_queue(void **state)
+{
+	struct cfg *cfg = load_fixture_ok("region_from_queue");
+
+	(void)state;
+	assert_non_null(cfg->aws.region);
+	assert_string_equal(cfg->aws.region, "eu-central-1");
+	cfg_free(cfg);
+	cfg = load_fixture_ok("region_none");
+	assert_null(cfg->aws.region);
+	cfg_free(cfg);
+}
+
 static void test_defaults(void **state)
 {
 	struct cfg *cfg = load_fixture_ok("defaults");
@@ -181,7 +195,7 @@ static void test_defaults(void **state)
 
 	(void)state;
 	assert_string_equal(cfg->database.conninfo, "host=127.0.0.1 dbname=outbox");
-	assert_null(cfg->aws.region);
+	assert_string_equal(cfg->aws.region, "ap-northeast-2"); /* the queue's */
 	assert_null(cfg->aws.endpoint_url);
 	assert_null(cfg->s3.bucket);
 	assert_string_equal(cfg->s3.prefix, "prices/");
@@ -496,6 +510,10 @@ int main(void)
 		ERROR_FIXTURE(missing_sections),
 		ERROR_FIXTURE(syntax),
 		ERROR_FIXTURE(queue_urls),
+		ERROR_FIXTURE(dlq_shared),
+		ERROR_FIXTURE(region_mismatch),
+		ERROR_FIXTURE(region_mixed),
+		cmocka_unit_test(test_region_from_queue),
 		ERROR_FIXTURE(bad_bytes),
 		ERROR_FIXTURE(nul_byte),
 		ERROR_FIXTURE(pasted_secret),

@@ -269,6 +269,41 @@ static int load_from(const char *dir)
 	return rc;
 }
 
+/* Any directory above the plugin's own counts: a writable one lets its
+ * writers swap the whole directory below it; a sticky one (such as /tmp)
+ * does not, when what is below it is ours. */
+static void test_writable_parent_refused(void **state)
+{
+	char outer[] = "/tmp/outbox-plugins-XXXXXX";
+	char dir[256], mid[256], path[512], src[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(outer));
+	snprintf(mid, sizeof(mid), "%s/site", outer);
+	snprintf(dir, sizeof(dir), "%s/site/plugins", outer);
+	assert_int_equal(mkdir(mid, 0755), 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/good.so", dir);
+	snprintf(src, sizeof(src), "%s/good.so", fixture_dir());
+	copy_file(src, path);
+	assert_int_equal(chmod(outer, 0755), 0);
+	assert_int_equal(load_from(dir), 0);
+	assert_int_equal(chmod(outer, 0777), 0);
+	assert_int_equal(load_from(dir), -1);
+	assert_reported("plugin \"good.so\" refused", ", a parent of its directory, is writable "
+	                "by others (mode 0777; run \"chmod go-w");
+	assert_int_equal(chmod(outer, 0775), 0);
+	assert_int_equal(load_from(dir), -1);
+	assert_reported("plugin \"good.so\" refused", "is writable by its group (mode 0775");
+	assert_int_equal(chmod(outer, 01777), 0);
+	assert_int_equal(load_from(dir), 0);
+	assert_int_equal(chmod(outer, 0755), 0);
+	unlink(path);
+	rmdir(dir);
+	rmdir(mid);
+	rmdir(outer);
+}
+
 /* As sshd with key files: a plugin others could replace is never loaded. */
 static void test_writable_plugin_refused(void **state)
 {
@@ -584,6 +619,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_regular_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writable_plugin_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writable_parent_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pasted_secret_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_option_errors_all_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_option_limits_and_secrets, setup, teardown),

@@ -1,26 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * plugin/loader.c: find, dlopen and check plugins; run their instances.
+ * plugin/module.c: find, dlopen and check plugins (the registry of loaded
+ * modules).  Instances of a module are instance.c's.
  *
  * Nothing in a plugin runs before its descriptor header has been checked:
  * outbox_plugin_describe() only returns a pointer to static data, and the
  * header fields are compared before any callback is called (docs/plugin-api.md, "Loading rules").
  */
-#include "plugin/loader.h"
+#include "plugin/module.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/log.h"
-#include "common/metrics.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PLUGIN_SANITIZED 1
@@ -58,15 +58,6 @@ struct plugin_registry {
 	char **dirs;   /* its directories, in order */
 	size_t n_dirs;
 	struct plugin_module *modules;
-};
-
-struct plugin_instance {
-	struct plugin_module *mod; /* borrowed from the registry */
-	struct outbox_ctx *ctx;
-	void *instance;            /* the plugin's handle from init() */
-	bool serialise;
-	bool destroyed;
-	pthread_mutex_t lock;
 };
 
 /*
@@ -169,6 +160,11 @@ const struct outbox_plugin *plugin_module_descriptor(const struct plugin_module 
 	return mod->desc;
 }
 
+const char *plugin_module_name(const struct plugin_module *mod)
+{
+	return mod->name;
+}
+
 static bool valid_name(const char *name)
 {
 	if (name == NULL || *name == '\0')
@@ -181,11 +177,50 @@ static bool valid_name(const char *name)
 }
 
 /*
+ * Every directory above the plugin's own, up to /: whoever can write one of
+ * them can rename the directory below it and put another in its place.  A
+ * sticky directory (such as /tmp) is the exception when the entry below it
+ * belongs to root or to this process's user: only they can rename it.
+ */
+static int check_parents(const struct plugin_module *mod, const char *dir,
+                         const struct plugin_diag *diag)
+{
+	char real[PATH_MAX];
+	struct stat st, below;
+	char *cut;
+
+	if (realpath(dir, real) == NULL || stat(real, &below) < 0) {
+		plugin_diag_report(diag, NULL, "plugin \"%s\" refused: cannot resolve its directory "
+		                   "\"%s\": %s", mod->file, dir, strerror(errno));
+		return -1;
+	}
+	while (real[1] != '\0' && (cut = strrchr(real, '/')) != NULL) {
+		cut[cut == real ? 1 : 0] = '\0';
+		if (stat(real, &st) < 0) {
+			plugin_diag_report(diag, NULL, "plugin \"%s\" refused: cannot stat \"%s\": %s",
+			                   mod->file, real, strerror(errno));
+			return -1;
+		}
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+		    !((st.st_mode & S_ISVTX) != 0 && (below.st_uid == 0 || below.st_uid == geteuid()))) {
+			plugin_diag_report(diag, NULL, "plugin \"%s\" refused: \"%s\", a parent of its "
+			                   "directory, is writable by %s (mode %04o; run \"chmod go-w %s\")",
+			                   mod->file, real, st.st_mode & S_IWOTH ? "others" : "its group",
+			                   (unsigned)(st.st_mode & 07777), real);
+			return -1;
+		}
+		below = st;
+	}
+	return 0;
+}
+
+/*
  * As sshd refuses key files others can write: whoever can write the .so, or
  * replace it in its directory, runs code in the daemon with its database
  * credentials.  The file and the directory that holds it must not be group-
- * or world-writable; a sticky directory does not help (its owner's files
- * are still replaceable by that owner, and the file's own mode is checked).
+ * or world-writable, nor any directory above (check_parents()); for those
+ * two a sticky directory does not help (its owner's files are still
+ * replaceable by that owner, and the file's own mode is checked).
  */
 static int check_not_writable(const struct plugin_module *mod, const char *path,
                               const struct stat *st, const struct plugin_diag *diag)
@@ -216,7 +251,7 @@ static int check_not_writable(const struct plugin_module *mod, const char *path,
 		                   (unsigned)(dst.st_mode & 07777), dir);
 		return -1;
 	}
-	return 0;
+	return check_parents(mod, dir, diag);
 }
 
 /* The file itself, never a symlink, device or directory, is what gets loaded. */
@@ -431,242 +466,4 @@ fail:
 		free(mod->name);
 	free(mod);
 	return -1;
-}
-
-struct cfg_sink {
-	struct cfg_errors *errs;
-	const struct cfg *cfg;
-	const struct cfg_destination *dest;
-};
-
-static void cfg_sink_report(void *arg, const struct cfg_plugin_option *opt, const char *msg)
-{
-	const struct cfg_sink *sink = arg;
-
-	cfg_plugin_option_error(sink->errs, sink->cfg, sink->dest, opt, "%s", msg);
-}
-
-int plugin_instance_create_from_config(struct plugin_registry *reg,
-                                       const struct cfg *cfg,
-                                       const struct cfg_destination *dest,
-                                       const struct plugin_host_services *services,
-                                       struct cfg_errors *errs,
-                                       struct plugin_instance **out)
-{
-	struct cfg_sink sink = {.errs = errs, .cfg = cfg, .dest = dest};
-	const struct plugin_diag diag = {.report = cfg_sink_report, .arg = &sink};
-	const struct plugin_instance_spec spec = {
-		.destination = dest->name,
-		.plugin = dest->plugin,
-		.options = dest->plugin_options,
-		.n_options = dest->n_plugin_options,
-		.services = services,
-	};
-
-	return plugin_instance_create(reg, &spec, &diag, out);
-}
-
-/* init() failing still gets its destroy() (docs/plugin-api.md, "Lifecycle"), right here. */
-static int run_init(struct plugin_instance *inst, const struct plugin_diag *diag)
-{
-	const struct outbox_plugin *d = inst->mod->desc;
-	struct plugin_call_state saved;
-	char err[512] = "";
-
-	plugin_call_enter(inst->ctx, NULL, NULL, &saved);
-	int rc = d->init(plugin_host_table(), inst->ctx, &inst->instance, err, sizeof(err));
-	plugin_call_leave(&saved);
-	if (rc == 0)
-		return 0;
-	err[sizeof(err) - 1] = '\0';
-	plugin_diag_report(diag, NULL, "plugin \"%s\" failed to start: %s", inst->mod->name,
-	                   err[0] != '\0' ? err : "init() gave no reason");
-	plugin_call_enter(inst->ctx, NULL, NULL, &saved);
-	d->destroy(inst->instance);
-	plugin_call_leave(&saved);
-	inst->instance = NULL;
-	inst->destroyed = true;
-	return -1;
-}
-
-static void free_instance(struct plugin_instance *inst)
-{
-	if (inst == NULL)
-		return;
-	plugin_ctx_free(inst->ctx);
-	if (inst->serialise)
-		pthread_mutex_destroy(&inst->lock);
-	free(inst);
-}
-
-int plugin_instance_create(struct plugin_registry *reg,
-                           const struct plugin_instance_spec *spec,
-                           const struct plugin_diag *diag,
-                           struct plugin_instance **out)
-{
-	struct plugin_module *mod = NULL;
-	struct plugin_options opts = {0};
-	struct plugin_instance *inst = NULL;
-
-	*out = NULL;
-	if (plugin_registry_load(reg, spec->plugin, diag, &mod) < 0)
-		return -1;
-	if (plugin_options_validate(spec->plugin, mod->desc->options, spec->options,
-	                            spec->n_options, diag, &opts) < 0)
-		return -1;
-	inst = calloc(1, sizeof(*inst));
-	if (inst == NULL)
-		goto oom;
-	inst->mod = mod;
-	if (plugin_ctx_create(spec->destination, spec->plugin, &opts, spec->services,
-	                      &inst->ctx) < 0)
-		goto oom;
-	if ((mod->desc->flags & OUTBOX_PLUGIN_CONCURRENT) == 0) {
-		if (pthread_mutex_init(&inst->lock, NULL) != 0)
-			goto oom;
-		inst->serialise = true;
-	}
-	if (run_init(inst, diag) < 0)
-		goto fail;
-	*out = inst;
-	return 0;
-oom:
-	plugin_diag_report(diag, NULL, "plugin \"%s\": out of memory", spec->plugin);
-fail:
-	plugin_options_free(&opts);
-	free_instance(inst);
-	return -1;
-}
-
-void plugin_instance_destroy(struct plugin_instance *inst)
-{
-	struct plugin_call_state saved;
-
-	if (inst == NULL)
-		return;
-	if (!inst->destroyed) {
-		plugin_call_enter(inst->ctx, NULL, NULL, &saved);
-		inst->mod->desc->destroy(inst->instance);
-		plugin_call_leave(&saved);
-		inst->destroyed = true;
-	}
-	free_instance(inst);
-}
-
-static bool verdict_valid(enum outbox_verdict v)
-{
-	int raw = (int)v;
-
-	return raw == OUTBOX_OK || raw == OUTBOX_RETRY || raw == OUTBOX_FAIL;
-}
-
-static void lock_instance(struct plugin_instance *inst)
-{
-	if (inst->serialise)
-		pthread_mutex_lock(&inst->lock);
-}
-
-static void unlock_instance(struct plugin_instance *inst)
-{
-	if (inst->serialise)
-		pthread_mutex_unlock(&inst->lock);
-}
-
-enum outbox_verdict plugin_instance_execute(struct plugin_instance *inst,
-                                            const struct outbox_job *job,
-                                            struct outbox_result *result)
-{
-	struct plugin_call_state saved;
-
-	if (result->msg == NULL || result->msg_size == 0) {
-		log_error("plugin \"%s\" called without a message buffer dest=%s",
-		          inst->mod->name, inst->ctx->destination);
-		return OUTBOX_FAIL;
-	}
-	result->msg[0] = '\0';
-	result->output = NULL;
-	lock_instance(inst);
-	plugin_call_enter(inst->ctx, job->job_id, NULL, &saved);
-	double started = metrics_now_seconds();
-	enum outbox_verdict v = inst->mod->desc->execute(inst->instance, job, result);
-	metrics_observe(METRIC_EXECUTE_SECONDS, inst->ctx->destination,
-	                metrics_now_seconds() - started);
-	plugin_call_leave(&saved);
-	unlock_instance(inst);
-	result->msg[result->msg_size - 1] = '\0';
-	if (!verdict_valid(v)) {
-		snprintf(result->msg, result->msg_size, "plugin \"%s\" returned invalid verdict %d",
-		         inst->mod->name, (int)v);
-		v = OUTBOX_FAIL;
-	}
-	if (v != OUTBOX_OK && result->output != NULL) {
-		json_decref(result->output);
-		result->output = NULL;
-	}
-	return v;
-}
-
-enum outbox_verdict plugin_instance_execute_traced(struct plugin_instance *inst,
-                                                   const struct outbox_job *job,
-                                                   const char *traceparent,
-                                                   struct outbox_result *result)
-{
-	plugin_call_set_trace(traceparent);
-	enum outbox_verdict v = plugin_instance_execute(inst, job, result);
-	plugin_call_set_trace(NULL);
-	return v;
-}
-
-enum outbox_verdict plugin_instance_commit(struct plugin_instance *inst,
-                                           const struct outbox_job *job,
-                                           const json_t *output,
-                                           struct outbox_tx *tx,
-                                           char *err, size_t errlen)
-{
-	struct plugin_call_state saved;
-
-	if (err == NULL || errlen == 0)
-		return OUTBOX_FAIL;
-	err[0] = '\0';
-	if (inst->mod->desc->commit == NULL)
-		return OUTBOX_OK;
-	lock_instance(inst);
-	plugin_call_enter(inst->ctx, job->job_id, tx, &saved);
-	double started = metrics_now_seconds();
-	enum outbox_verdict v = inst->mod->desc->commit(inst->instance, job, output, tx,
-	                                                err, errlen);
-	metrics_observe(METRIC_COMMIT_SECONDS, inst->ctx->destination,
-	                metrics_now_seconds() - started);
-	plugin_call_leave(&saved);
-	unlock_instance(inst);
-	err[errlen - 1] = '\0';
-	if (!verdict_valid(v)) {
-		snprintf(err, errlen, "plugin \"%s\" returned invalid verdict %d from commit()",
-		         inst->mod->name, (int)v);
-		v = OUTBOX_FAIL;
-	}
-	return v;
-}
-
-const char *plugin_instance_destination(const struct plugin_instance *inst)
-{
-	return inst->ctx->destination;
-}
-
-const struct outbox_plugin *plugin_instance_descriptor(const struct plugin_instance *inst)
-{
-	return inst->mod->desc;
-}
-
-const char *plugin_verdict_name(enum outbox_verdict verdict)
-{
-	switch (verdict) {
-	case OUTBOX_OK:
-		return "OK";
-	case OUTBOX_RETRY:
-		return "RETRY";
-	case OUTBOX_FAIL:
-		return "FAIL";
-	}
-	return "INVALID";
 }
