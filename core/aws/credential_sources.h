@@ -32,19 +32,6 @@ struct aws_source_ctx {
 	const char *sts_endpoint; /* scheme://host[:port] */
 };
 
-/* The fetch result of a one-off source, as the refreshing provider wants it. */
-typedef int (*aws_fetch_fn)(void *ctx, struct aws_creds **out, char *err, size_t err_size);
-
-/*
- * Makes a source named name (copied) over fetch/ctx/free_ctx and fetches
- * once.  On success *src and *first are set and ctx belongs to *src; on
- * failure ctx is freed with free_ctx and why holds the reason.
- */
-enum aws_source_result aws_source_make(const char *name, aws_fetch_fn fetch,
-                                       void (*free_ctx)(void *), void *ctx, bool refreshable,
-                                       struct aws_credential_source **src,
-                                       struct aws_creds **first, char *why, size_t why_size);
-
 /* AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN. */
 enum aws_source_result aws_source_env(const struct aws_source_ctx *ctx,
                                       struct aws_credential_source **src,

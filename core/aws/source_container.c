@@ -16,6 +16,7 @@
  * AWS_CONTAINER_AUTHORIZATION_TOKEN.
  */
 #include "aws/credential_sources.h"
+#include "aws/source.h"
 #include "aws/endpoint.h"
 
 #include <arpa/inet.h>

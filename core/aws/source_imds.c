@@ -15,6 +15,7 @@
  * IMDS_ATTEMPTS times.
  */
 #include "aws/credential_sources.h"
+#include "aws/source.h"
 #include "aws/endpoint.h"
 
 #include <stdbool.h>

@@ -10,6 +10,7 @@
  * reaped.
  */
 #include "aws/credential_sources.h"
+#include "aws/source.h"
 
 #include <errno.h>
 #include <fcntl.h>

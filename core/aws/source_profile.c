@@ -8,6 +8,7 @@
  * keys, then credential_process.
  */
 #include "aws/credential_sources.h"
+#include "aws/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

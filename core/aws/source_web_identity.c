@@ -7,6 +7,7 @@
  * refresh: the kubelet rotates it.
  */
 #include "aws/credential_sources.h"
+#include "aws/source.h"
 #include "aws/endpoint.h"
 
 #include <stdio.h>
