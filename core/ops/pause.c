@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
+/*
+ * ops/pause.c: see ops/pause.h.
+ */
+#include "ops/pause.h"
+
+#include <string.h>
+
+#include "db/db.h"
+
+static const char pause_sql[] =
+	"INSERT INTO outbox.paused_destinations (destination) VALUES ($1)"
+	" ON CONFLICT (destination) DO NOTHING";
+
+/* The relays' lanes sleep up to poll_interval_ms: wake them at once. */
+static const char resume_sql[] =
+	"WITH d AS (DELETE FROM outbox.paused_destinations WHERE destination = $1 RETURNING 1)"
+	" SELECT count(*), pg_notify('outbox_new', $1) FROM d";
+
+int ops_set_paused(const struct cfg *cfg, PGconn *conn, const char *dest, bool pause,
+                   char *err, size_t errlen)
+{
+	const char *params[1] = {dest};
+	PGresult *res;
+	int rc;
+
+	if (cfg_find_destination(cfg, dest) == NULL)
+		return OPS_PAUSE_NOT_CONFIGURED;
+	res = db_query(conn, pause ? pause_sql : resume_sql, 1, params, err, errlen);
+	if (res == NULL)
+		return OPS_PAUSE_FAILED;
+	rc = pause ? strcmp(PQcmdTuples(res), "0") != 0 : strcmp(PQgetvalue(res, 0, 0), "0") != 0;
+	PQclear(res);
+	return rc;
+}
