@@ -132,6 +132,12 @@ struct cfg {
 		char *listen;                   /* HOST:PORT; NULL: no HTTP server */
 	} metrics;
 
+	/* The web console (docs/console.md). */
+	struct {
+		char *listen;                   /* HOST:PORT; NULL (default): no console */
+		char *token_env;                /* the variable holding the token; NULL: read-only */
+	} console;
+
 	struct cfg_destination *destinations;  /* in file order */
 	size_t n_destinations;
 };

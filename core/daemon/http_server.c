@@ -106,7 +106,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return respond_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /healthz or /readyz");
 }
 
-static socklen_t listen_sockaddr(const struct cfg_listen *l, struct sockaddr_storage *ss)
+socklen_t http_listen_sockaddr(const struct cfg_listen *l, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (l->family == AF_INET6) {
@@ -136,7 +136,7 @@ int http_server_start(const struct cfg_listen *l, const struct http_server_hooks
 		return -1;
 	}
 	s->hooks = *hooks;
-	(void)listen_sockaddr(l, &ss);
+	(void)http_listen_sockaddr(l, &ss);
 	if (l->family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* A few connections at a time is plenty for scrapers and probes, and
