@@ -22,6 +22,7 @@ relay 3
 consumer 3
 price 3
 maintenance 3
+ops 3
 daemon 4
 ctl 4
 bench 5
