@@ -422,6 +422,10 @@ static bool page(struct console *c, const struct console_request *req,
 
 	if (strcmp(p, "/") == 0)
 		console_page_overview(&c->ctx, req, resp);
+	else if (strcmp(p, "/jobs") == 0)
+		console_page_jobs(&c->ctx, req, resp);
+	else if (strncmp(p, "/jobs/", 6) == 0 && p[6] != '\0' && strchr(p + 6, '/') == NULL)
+		console_page_job(&c->ctx, req, resp, p + 6);
 	else if (strcmp(p, "/dead") == 0)
 		console_page_dead(&c->ctx, req, resp);
 	else

@@ -28,9 +28,7 @@ static bool wants_json(const struct console_request *req)
 	return accept != NULL && strstr(accept, "application/json") != NULL;
 }
 
-/* Answers with doc (stolen): JSON to a script, else a 303 to back or
- * fallback. */
-static void done(const struct console_request *req, struct console_response *resp,
+void console_action_done(const struct console_request *req, struct console_response *resp,
                  json_t *doc, const char *fallback)
 {
 	char back[256];
@@ -111,7 +109,7 @@ static void redrive(struct console_ctx *c, const struct console_request *req,
 		log_info("console: job \"%s\" not redriven: it is %s, not DEAD, by %s", job_id,
 		         r.status, req->who);
 	snprintf(fallback, sizeof(fallback), "/jobs/%.70s", job_id);
-	done(req, resp, json_pack("{s:s, s:b, s:s, s:i}", "job_id", job_id, "changed", r.changed,
+	console_action_done(req, resp, json_pack("{s:s, s:b, s:s, s:i}", "job_id", job_id, "changed", r.changed,
 	                          "status_before", r.status, "redrive_generation", r.generation),
 	     fallback);
 }
@@ -138,7 +136,7 @@ static void set_paused(struct console_ctx *c, const struct console_request *req,
 	log_info("console: destination \"%s\" %s, by %s", dest,
 	         pause ? (rc == 1 ? "paused" : "was already paused")
 	               : (rc == 1 ? "resumed" : "was not paused"), req->who);
-	done(req, resp, json_pack("{s:s, s:b, s:b}", "destination", dest, "paused", pause,
+	console_action_done(req, resp, json_pack("{s:s, s:b, s:b}", "destination", dest, "paused", pause,
 	                          "changed", rc == 1), "/");
 }
 
@@ -220,7 +218,7 @@ static void redrive_all(struct console_ctx *c, const struct console_request *req
 	         done_n, failed, flt.destination != NULL ? flt.destination : "any",
 	         flt.reason != NULL ? flt.reason : "any", req->who);
 	json_decref(ids);
-	done(req, resp, json_pack("{s:I, s:I}", "redriven", (json_int_t)done_n,
+	console_action_done(req, resp, json_pack("{s:I, s:I}", "redriven", (json_int_t)done_n,
 	                          "failed", (json_int_t)failed), "/dead");
 }
 
@@ -255,7 +253,7 @@ bool console_action(struct console_ctx *c, const struct console_request *req,
 	}
 	if (split_path(req->path, "/jobs/", name, sizeof(name), &verb)) {
 		if (strcmp(verb, "redrive") != 0)
-			return false;
+			return console_job_action(c, req, resp, name, verb);
 		redrive(c, req, resp, name);
 		return true;
 	}

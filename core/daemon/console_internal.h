@@ -113,6 +113,11 @@ void console_page_job(struct console_ctx *c, const struct console_request *req,
 bool console_job_action(struct console_ctx *c, const struct console_request *req,
                         struct console_response *resp, const char *job_id, const char *verb);
 
+/* Answers an action with doc (stolen): JSON to a script that accepts it,
+ * else a 303 to the form's "back" (a local path) or to fallback. */
+void console_action_done(const struct console_request *req, struct console_response *resp,
+                         json_t *doc, const char *fallback);
+
 /* POST /jobs/JOB_ID/VERB and /destinations/NAME/VERB and /dead/redrive;
  * false when path is none of them. */
 bool console_action(struct console_ctx *c, const struct console_request *req,
