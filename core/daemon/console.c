@@ -378,8 +378,7 @@ static void login(const struct console *c, const struct console_request *req,
 	         CONSOLE_COOKIE "=%s.%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Strict%s", msg, mac,
 	         SESSION_SECONDS, secure ? "; Secure" : "");
 	log_info("console: %s (session %.8s) signed in from %s", name, nonce, req->peer);
-	resp->status = 303;
-	snprintf(resp->location, sizeof(resp->location), "/");
+	html_redirect(resp, "/");
 }
 
 static void logout(struct console_response *resp, bool secure)
@@ -387,8 +386,7 @@ static void logout(struct console_response *resp, bool secure)
 	snprintf(resp->cookie, sizeof(resp->cookie),
 	         CONSOLE_COOKIE "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict%s",
 	         secure ? "; Secure" : "");
-	resp->status = 303;
-	snprintf(resp->location, sizeof(resp->location), "/login");
+	html_redirect(resp, "/login");
 }
 
 static void css(struct console_response *resp)

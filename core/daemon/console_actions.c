@@ -46,11 +46,7 @@ void console_action_done(const struct console_request *req, struct console_respo
 	/* Only a path of this server: never an open redirect. */
 	if (b == NULL || b[0] != '/' || b[1] == '/' || b[1] == '\\' || strpbrk(b, "\r\n") != NULL)
 		b = fallback;
-	resp->status = 303;
-	snprintf(resp->location, sizeof(resp->location), "%s", b);
-	resp->body = strdup("");
-	resp->len = 0;
-	resp->type = "text/plain; charset=utf-8";
+	html_redirect(resp, b);
 }
 
 static PGconn *ready_db(struct console_ctx *c, const struct console_request *req,

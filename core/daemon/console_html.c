@@ -161,6 +161,15 @@ void html_message(struct console_response *resp, const struct console_request *r
 	html_close(f, resp, status);
 }
 
+void html_redirect(struct console_response *resp, const char *location)
+{
+	resp->status = 303;
+	snprintf(resp->location, sizeof(resp->location), "%s", location);
+	resp->body = strdup("");
+	resp->len = 0;
+	resp->type = "text/plain; charset=utf-8";
+}
+
 const char console_css[] =
 	":root{--fg:#1d2330;--mute:#5b6475;--line:#d8dde6;--bg:#f6f7f9;--card:#fff;"
 	"--accent:#2457c5;--bad:#b3261e;--ok:#1e7a3c;--warn:#8a5a00}\n"

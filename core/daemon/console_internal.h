@@ -91,6 +91,8 @@ void html_button(FILE *f, const struct console_request *req, const char *action,
 /* A page that says one thing (escaped), with the status given. */
 void html_message(struct console_response *resp, const struct console_request *req,
                   unsigned int status, const char *title, const char *message);
+/* A 303 to location (a local path). */
+void html_redirect(struct console_response *resp, const char *location);
 /* The stylesheet, served as /console.css (CSP: no inline style). */
 extern const char console_css[];
 
