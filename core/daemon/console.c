@@ -445,6 +445,14 @@ static void route(struct console *c, struct console_request *req, struct console
 		css(resp);
 		return;
 	}
+	/* Browsers ask for it unprompted; there is none, and saying so with a
+	 * 404 would show as an error in their consoles. */
+	if (get && strcmp(req->path, "/favicon.ico") == 0) {
+		resp->body = strdup("");
+		resp->type = "image/x-icon";
+		resp->status = resp->body != NULL ? 204 : 500;
+		return;
+	}
 	if (strcmp(req->path, "/login") == 0) {
 		if (post)
 			login(c, req, resp, secure);

@@ -206,7 +206,7 @@ const char console_css[] =
 	".note{background:#fff6db;border:1px solid #f0d48a;padding:.5rem .75rem;border-radius:6px}\n"
 	".error{background:#fde8e6;border:1px solid #f1b5ae;padding:.5rem .75rem;border-radius:6px}\n"
 	"form.inline{display:inline;margin:0}\n"
-	"form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:0 0 1rem}\n"
+	"form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.75rem 0 1rem}\n"
 	"form.filters label,form.signin label{display:flex;flex-direction:column;font-size:.85rem;"
 	"color:var(--mute)}\n"
 	"form.signin{display:flex;flex-direction:column;gap:.75rem;max-width:22rem}\n"
@@ -225,5 +225,6 @@ const char console_css[] =
 	"border-radius:6px}\n"
 	"svg.spark rect.ok{fill:#3d7be0}svg.spark rect.dead{fill:#d0463b}\n"
 	".pager{margin:.75rem 0}\n"
+	".hint{color:var(--mute);font-size:.85rem;margin:.4rem 0}\n"
 	"@media (max-width:640px){body{font-size:14px}main{padding:.6rem}"
 	"th,td{padding:.35rem .45rem}}\n";

@@ -135,13 +135,14 @@ static void destinations_table(FILE *f, const struct console_request *req, const
 	fputs("<h2>Destinations</h2><div class=\"scroll\"><table><thead><tr><th>destination</th>"
 	      "<th class=\"n\">pending</th><th class=\"n\">claimed</th><th class=\"n\">succeeded</th>"
 	      "<th class=\"n\">dead</th><th class=\"n\">NEW events</th><th class=\"n\">oldest NEW</th>"
-	      "<th class=\"n\">oldest due job</th><th class=\"n\">queue (visible / in flight)</th>"
-	      "<th class=\"n\">DLQ (visible / in flight)</th><th class=\"n\">lanes</th>"
-	      "<th class=\"n\">workers</th><th></th></tr></thead><tbody>\n", f);
+	      "<th class=\"n\">oldest due</th><th class=\"n\">queue</th><th class=\"n\">DLQ</th>"
+	      "<th class=\"n\">lanes</th><th class=\"n\">workers</th><th></th></tr></thead><tbody>\n",
+	      f);
 	json_object_foreach((json_t *)dests, name, d)
 		destination_row(f, req, name, d);
-	fputs("</tbody></table></div>\n<p class=\"note\">Lanes and workers: those of this outboxd"
-	      " process connected to the database now.</p>\n", f);
+	fputs("</tbody></table></div>\n<p class=\"hint\">Queue and DLQ: messages visible / in flight"
+	      " (approximate, from SQS). Lanes and workers: those of this outboxd process connected"
+	      " to the database now (- : it does not run that part).</p>\n", f);
 }
 
 /* Sixty bars, succeeded below dead, scaled to the busiest minute. */
