@@ -634,6 +634,10 @@ int console_start(const struct cfg *cfg, struct console **out)
 		free(c);
 		return -1;
 	}
+	if (console_snapshot_start(&c->ctx.snapshot, cfg) < 0) {
+		free(c);
+		return -1;
+	}
 	(void)http_listen_sockaddr(&l, &ss);
 	if (l.family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -649,6 +653,7 @@ int console_start(const struct cfg *cfg, struct console **out)
 	if (c->mhd == NULL) {
 		log_error("console: could not listen on %s (address in use or not local?)",
 		          cfg->console.listen);
+		console_snapshot_stop(&c->ctx.snapshot);
 		free(c);
 		return -1;
 	}
@@ -663,6 +668,7 @@ void console_stop(struct console *c)
 	if (c == NULL)
 		return;
 	MHD_stop_daemon(c->mhd);
+	console_snapshot_stop(&c->ctx.snapshot);
 	if (c->ctx.conn != NULL)
 		PQfinish(c->ctx.conn);
 	OPENSSL_cleanse(c->key, sizeof(c->key));

@@ -17,6 +17,7 @@
 #include <libpq-fe.h>
 
 #include "config/config.h"
+#include "daemon/console_snapshot.h"
 
 /* The session cookie, and the pre-session cookie of the sign-in form. */
 #define CONSOLE_COOKIE "outboxd_session"
@@ -51,6 +52,7 @@ struct console_ctx {
 	PGconn *conn;           /* owned; NULL while disconnected */
 	bool prepared;          /* the ledger's statements are prepared on conn */
 	bool have_token;
+	struct console_snapshot snapshot; /* the overview's counts */
 };
 
 /* ---- console.c ---- */

@@ -10,6 +10,7 @@
 #include "common/metrics.h"
 #include "daemon/console_internal.h"
 #include "ops/dead.h"
+#include "ops/pause.h"
 #include "ops/status.h"
 
 static const char *const job_states[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
@@ -251,42 +252,67 @@ static void maintenance_cards(FILE *f, const json_t *runs)
 	fputs("</div>\n", f);
 }
 
+/* The paused flags as they are now: a pause or resume just made shows at once. */
+static void overlay_paused(struct console_ctx *c, json_t *doc)
+{
+	char err[1024];
+	PGconn *conn = console_db(c, err, sizeof(err));
+	json_t *paused = conn != NULL ? ops_paused_destinations(conn, err, sizeof(err)) : NULL;
+	json_t *d, *name;
+	const char *dest;
+	size_t i;
+
+	if (paused == NULL) {
+		console_db_failed(c);
+		return;
+	}
+	json_object_foreach(json_object_get(doc, "destinations"), dest, d) {
+		bool p = false;
+
+		json_array_foreach(paused, i, name)
+			p = p || strcmp(json_string_value(name), dest) == 0;
+		if (json_is_boolean(json_object_get(d, "paused")))
+			json_object_set_new(d, "paused", json_boolean(p));
+	}
+	json_decref(paused);
+}
+
+/* The first snapshot after a quiet minute may take this long. */
+#define OVERVIEW_WAIT_MS 30000
+
 void console_page_overview(struct console_ctx *c, const struct console_request *req,
                            struct console_response *resp)
 {
-	char err[1024] = "";
-	PGconn *conn = console_db(c, err, sizeof(err));
-	json_t *doc, *pm = NULL;
-	bool unavailable;
-	int rc;
+	double age = 0;
+	json_t *snap = console_snapshot_get(&c->snapshot, OVERVIEW_WAIT_MS, &age);
+	json_t *doc = snap != NULL ? json_deep_copy(json_object_get(snap, "status")) : NULL;
+	const json_t *pm = json_object_get(snap, "per_minute");
+	bool counted;
 	FILE *f;
 
-	doc = ops_status(c->cfg, conn, err, true, &rc, &unavailable);
 	if (doc == NULL) {
-		html_message(resp, req, 500, "Overview", "out of memory");
+		json_decref(snap);
+		html_message(resp, req, 503, "Overview", "the counts are not ready yet: reload in a moment");
 		return;
 	}
-	if (rc == OPS_STATUS_NO_COUNTS)
-		console_db_failed(c);
-	else
-		pm = ops_jobs_per_minute(conn, err, sizeof(err));
-	if (rc != OPS_STATUS_NO_COUNTS && pm == NULL)
-		json_array_append_new(json_object_get(doc, "errors"),
-		                      json_sprintf("could not read the jobs per minute: %s", err));
+	counted = json_is_object(json_object_get(json_object_get(doc, "totals"), "jobs"));
+	overlay_paused(c, doc);
 	f = html_open(resp);
 	if (f != NULL) {
 		html_begin(f, req, "Overview");
 		errors_box(f, json_object_get(doc, "errors"));
+		fprintf(f, "<p class=\"hint\">Counts as of %.1f s ago (recounted every 5 s or more while"
+		        " this page is watched).</p>\n", age);
 		destinations_table(f, req, doc);
-		if (pm != NULL)
+		if (json_is_object(pm))
 			throughput(f, pm);
 		instances_table(f, json_object_get(doc, "instances"));
 		maintenance_cards(f, json_object_get(doc, "maintenance"));
 		html_end(f);
-		html_close(f, resp, rc == OPS_STATUS_NO_COUNTS ? 503 : 200);
+		html_close(f, resp, counted ? 200 : 503);
 	}
-	json_decref(pm);
 	json_decref(doc);
+	json_decref(snap);
 }
 
 /* A <select> of the options; value (may be NULL) selected. */

@@ -18,6 +18,21 @@ static const char resume_sql[] =
 	"WITH d AS (DELETE FROM outbox.paused_destinations WHERE destination = $1 RETURNING 1)"
 	" SELECT count(*), pg_notify('outbox_new', $1) FROM d";
 
+json_t *ops_paused_destinations(PGconn *conn, char *err, size_t errlen)
+{
+	PGresult *res = db_query(conn, "SELECT destination FROM outbox.paused_destinations", 0,
+	                         NULL, err, errlen);
+	json_t *arr;
+
+	if (res == NULL)
+		return NULL;
+	arr = json_array();
+	for (int i = 0; arr != NULL && i < PQntuples(res); i++)
+		json_array_append_new(arr, json_string(PQgetvalue(res, i, 0)));
+	PQclear(res);
+	return arr;
+}
+
 int ops_set_paused(const struct cfg *cfg, PGconn *conn, const char *dest, bool pause,
                    char *err, size_t errlen)
 {

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
 #include <libpq-fe.h>
 
 #include "config/config.h"
@@ -29,5 +30,11 @@
  */
 int ops_set_paused(const struct cfg *cfg, PGconn *conn, const char *dest, bool pause,
                    char *err, size_t errlen);
+
+/*
+ * The paused destinations' names, as a new array of strings; NULL with
+ * err set.
+ */
+json_t *ops_paused_destinations(PGconn *conn, char *err, size_t errlen);
 
 #endif

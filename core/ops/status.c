@@ -18,6 +18,7 @@
 #include "aws/sqs.h"
 #include "db/db.h"
 #include "maintenance/runs.h"
+#include "ops/pause.h"
 #include "relay/listener.h"
 
 static const char *const job_states[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
@@ -112,14 +113,14 @@ static int load_ages(PGconn *conn, json_t *dests, char *err, size_t errlen)
 /* outboxctl pause: "paused": true on each paused destination. */
 static int load_paused(PGconn *conn, json_t *dests, char *err, size_t errlen)
 {
-	PGresult *res = db_query(conn, "SELECT destination FROM outbox.paused_destinations", 0,
-	                         NULL, err, errlen);
+	json_t *paused = ops_paused_destinations(conn, err, errlen), *name;
+	size_t i;
 
-	if (res == NULL)
+	if (paused == NULL)
 		return -1;
-	for (int i = 0; i < PQntuples(res); i++)
-		json_object_set_new(destination(dests, PQgetvalue(res, i, 0)), "paused", json_true());
-	PQclear(res);
+	json_array_foreach(paused, i, name)
+		json_object_set_new(destination(dests, json_string_value(name)), "paused", json_true());
+	json_decref(paused);
 	return 0;
 }
 
