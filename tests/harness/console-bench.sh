@@ -33,7 +33,8 @@ cleanup() {
 trap cleanup EXIT
 
 newdb() { # MAINT_CONNINFO NAME: prints the new database's conninfo
-	psql -X -q -At -d "$1" -c "DROP DATABASE IF EXISTS \"$2\" WITH (FORCE)" -c "CREATE DATABASE \"$2\"" >/dev/null
+	PGOPTIONS="-c client_min_messages=warning" psql -X -q -At -d "$1" \
+		-c "DROP DATABASE IF EXISTS \"$2\" WITH (FORCE)" -c "CREATE DATABASE \"$2\"" >/dev/null
 	echo "${1%/*}/$2"
 }
 
@@ -69,6 +70,16 @@ plugin = example
 queue_url = $EP/000000000000/cb-$$-explanation
 plugin = example
 INI
+}
+
+# A fresh, migrated database and its relay.ini; prints its conninfo.
+setup() { # MAINT NAME PORT INI
+	local db
+	db=$(newdb "$1" "$2")
+	ini "$4" "$db" "$3"
+	./outboxctl -c "$4" migrate >/dev/null 2>&1
+	./outboxctl -c "$4" create-queues >/dev/null 2>&1
+	echo "$db"
 }
 
 export OUTBOX_BENCH_CONSOLE_TOKEN="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -119,11 +130,8 @@ timeit() { # PORT PATH
 
 latency() { # MAINT N
 	local db port pid cursor
-	db=$(newdb "$1" "console_bench_latency")
 	port=$(free_port)
-	ini "$TMP/relay.ini" "$db" "$port"
-	./outboxctl -c "$TMP/relay.ini" migrate >/dev/null 2>&1
-	./outboxctl -c "$TMP/relay.ini" create-queues >/dev/null 2>&1
+	db=$(setup "$1" "console_bench_latency" "$port" "$TMP/relay.ini")
 	echo "filling $2 jobs..." >&2
 	fill "$db" "$2"
 	./outboxd -c "$TMP/relay.ini" --role relay >"$TMP/outboxd.log" 2>&1 &
@@ -141,34 +149,36 @@ latency() { # MAINT N
 	kill -TERM "$pid"; wait "$pid" || true
 }
 
-# 500 requests over the pages and one idempotent action, sequentially.
+# 500 requests over the pages and one idempotent action, one every 100 ms
+# (so that they spread over the run); prints how many succeeded.
 hammer() { # PORT
-	local csrf i
+	local csrf i ok=0
 	csrf=$(curl -sS -o /dev/null -D - -H "$AUTH" "http://127.0.0.1:$1/" | tr -d '\r' |
 		sed -n 's/^X-CSRF-Token: //p')
 	for i in $(seq 1 100); do
 		for p in / /jobs /dead "/jobs?status=SUCCEEDED"; do
-			curl -sS -o /dev/null -H "$AUTH" "http://127.0.0.1:$1$p"
+			curl -fsS -o /dev/null -H "$AUTH" "http://127.0.0.1:$1$p" 2>/dev/null && ok=$((ok + 1))
+			sleep 0.1
 		done
-		curl -sS -o /dev/null -H "$AUTH" -H "X-CSRF-Token: $csrf" -X POST \
-			"http://127.0.0.1:$1/destinations/news/resume"
+		curl -fsS -o /dev/null -H "$AUTH" -H "X-CSRF-Token: $csrf" -X POST \
+			"http://127.0.0.1:$1/destinations/news/resume" 2>/dev/null && ok=$((ok + 1))
+		sleep 0.1
 	done
+	echo "$ok"
 }
 
 bench_once() { # MAINT JOBS NAME WITH_CONSOLE_LOAD
 	local db port hpid rate
-	db=$(newdb "$1" "console_bench_$3")
 	port=$(free_port)
-	ini "$TMP/$3.ini" "$db" "$port"
-	./outboxctl -c "$TMP/$3.ini" migrate >/dev/null 2>&1
-	./outboxctl -c "$TMP/$3.ini" create-queues >/dev/null 2>&1
+	db=$(setup "$1" "console_bench_$3" "$port" "$TMP/$3.ini")
 	if [ "$4" = yes ]; then
-		( for _ in $(seq 1 600); do
+		# outbox-bench starts outboxd after its producers' solo phase.
+		( for _ in $(seq 1 3000); do
 			curl -fsS -o /dev/null "http://127.0.0.1:$port/login" 2>/dev/null && break
-			sleep 0.05
+			sleep 0.1
 		  done
-		  start=$(date +%s%N); hammer "$port"
-		  echo "500 console requests in $(( ($(date +%s%N) - start) / 1000000 )) ms" >&2 ) &
+		  start=$(date +%s%N); n=$(hammer "$port")
+		  echo "$n of 500 console requests answered, in $(( ($(date +%s%N) - start) / 1000000 )) ms" >&2 ) &
 		hpid=$!
 	fi
 	./outbox-bench -c "$TMP/$3.ini" --jobs "$2" --json --outboxd ./outboxd >"$TMP/$3.json" 2>"$TMP/$3.log"
