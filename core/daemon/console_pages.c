@@ -143,7 +143,7 @@ static void destinations_table(FILE *f, const struct console_request *req, const
 		destination_row(f, req, name, d);
 	fputs("</tbody></table></div>\n<p class=\"hint\">Queue and DLQ: messages visible / in flight"
 	      " (approximate, from SQS). Lanes and workers: those of this outboxd process connected"
-	      " to the database now (- : it does not run that part).</p>\n", f);
+	      " to the database now (0 when it does not run that role).</p>\n", f);
 }
 
 /* Sixty bars, succeeded below dead, scaled to the busiest minute. */

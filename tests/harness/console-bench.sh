@@ -5,10 +5,10 @@
 #   console-bench.sh latency CONNINFO N   fill a fresh database with N jobs (and
 #                                         their events) by SQL, then time each
 #                                         page 30 times: median and p95, ms
-#   console-bench.sh load CONNINFO JOBS   outbox-bench --jobs JOBS twice, once
+#   console-bench.sh load CONNINFO JOBS   outboxd drains JOBS jobs twice, once
 #                                         plain and once while a loop of 500
 #                                         console requests runs; prints both
-#                                         end-to-end rates and the slowdown
+#                                         rates and the slowdown
 #
 # CONNINFO is a maintenance database of a durable cluster
 # (tests/harness/durable-pg.sh); the emulator's address comes from
@@ -60,15 +60,15 @@ token_env = OUTBOX_BENCH_CONSOLE_TOKEN
 
 [destination:news]
 queue_url = $EP/000000000000/cb-$$-news
-plugin = example
+plugin = bench_noop
 
 [destination:price]
 queue_url = $EP/000000000000/cb-$$-price
-plugin = example
+plugin = bench_noop
 
 [destination:explanation]
 queue_url = $EP/000000000000/cb-$$-explanation
-plugin = example
+plugin = bench_noop
 INI
 }
 
@@ -84,6 +84,7 @@ setup() { # MAINT NAME PORT INI
 
 export OUTBOX_BENCH_CONSOLE_TOKEN="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 AUTH="Authorization: Bearer $OUTBOX_BENCH_CONSOLE_TOKEN"
+PACE=${CONSOLE_BENCH_PACE:-0}
 
 # N jobs: 94 % SUCCEEDED (the last hour's spread over it), 3 % PENDING,
 # 2 % DEAD, 1 % CLAIMED, over three destinations; one event each.
@@ -149,8 +150,8 @@ latency() { # MAINT N
 	kill -TERM "$pid"; wait "$pid" || true
 }
 
-# 500 requests over the pages and one idempotent action, one every 100 ms
-# (so that they spread over the run); prints how many succeeded.
+# 500 requests over the pages and one idempotent action, back to back
+# (CONSOLE_BENCH_PACE seconds apart, default 0); prints how many succeeded.
 hammer() { # PORT
 	local csrf i ok=0
 	csrf=$(curl -sS -o /dev/null -D - -H "$AUTH" "http://127.0.0.1:$1/" | tr -d '\r' |
@@ -158,39 +159,57 @@ hammer() { # PORT
 	for i in $(seq 1 100); do
 		for p in / /jobs /dead "/jobs?status=SUCCEEDED"; do
 			curl -fsS -o /dev/null -H "$AUTH" "http://127.0.0.1:$1$p" 2>/dev/null && ok=$((ok + 1))
-			sleep 0.1
+			sleep "$PACE"
 		done
 		curl -fsS -o /dev/null -H "$AUTH" -H "X-CSRF-Token: $csrf" -X POST \
 			"http://127.0.0.1:$1/destinations/news/resume" 2>/dev/null && ok=$((ok + 1))
-		sleep 0.1
+		sleep "$PACE"
 	done
 	echo "$ok"
 }
 
+# outboxd --role all drains JOBS jobs (enqueued by SQL, 500 a transaction,
+# over three destinations, bench_noop); prints jobs per second from the
+# first enqueue to the last SUCCEEDED.  With load, the 500 console requests
+# run meanwhile.
 bench_once() { # MAINT JOBS NAME WITH_CONSOLE_LOAD
-	local db port hpid rate
+	local db port pid hpid= t0 t1 done=0
 	port=$(free_port)
 	db=$(setup "$1" "console_bench_$3" "$port" "$TMP/$3.ini")
+	./outboxd -c "$TMP/$3.ini" --role all >"$TMP/$3.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	for _ in $(seq 1 100); do
+		curl -fsS -o /dev/null "http://127.0.0.1:$port/login" 2>/dev/null && break
+		sleep 0.1
+	done
 	if [ "$4" = yes ]; then
-		# outbox-bench starts outboxd after its producers' solo phase.
-		( for _ in $(seq 1 3000); do
-			curl -fsS -o /dev/null "http://127.0.0.1:$port/login" 2>/dev/null && break
-			sleep 0.1
-		  done
-		  start=$(date +%s%N); n=$(hammer "$port")
-		  echo "$n of 500 console requests answered, in $(( ($(date +%s%N) - start) / 1000000 )) ms" >&2 ) &
+		( start=$(date +%s%N); n=$(hammer "$port")
+		  echo "$n of 500 console requests answered in $(( ($(date +%s%N) - start) / 1000000 )) ms" >&2 ) &
 		hpid=$!
 	fi
-	./outbox-bench -c "$TMP/$3.ini" --jobs "$2" --json --outboxd ./outboxd >"$TMP/$3.json" 2>"$TMP/$3.log"
-	[ -z "${hpid:-}" ] || wait "$hpid"
-	jq -r '.end_to_end_rate' "$TMP/$3.json"
+	t0=$(date +%s%N)
+	for b in $(seq 0 500 $(($2 - 1))); do
+		psql -X -q -At -d "$db" -c "SELECT count(*) FROM generate_series($b, $b + 499) AS i,
+			LATERAL outbox.enqueue('bench', (ARRAY['news', 'price', 'explanation'])[1 + i % 3],
+			                       json_build_object('run', '$3', 'i', i), '{}'::jsonb)" >/dev/null
+	done
+	for _ in $(seq 1 6000); do
+		done=$(psql -X -At -d "$db" -c "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'")
+		[ "$done" -ge "$2" ] && break
+		sleep 0.1
+	done
+	t1=$(date +%s%N)
+	[ -z "$hpid" ] || wait "$hpid"
+	kill -TERM "$pid"; wait "$pid" || true
+	awk -v n="$done" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", n / (ns / 1e9) }'
 }
 
 load() { # MAINT JOBS
 	local plain loaded
 	plain=$(bench_once "$1" "$2" plain no)
 	loaded=$(bench_once "$1" "$2" loaded yes)
-	echo "end-to-end rate, $2 jobs: $plain jobs/s without console requests, $loaded jobs/s with 500"
+	echo "$2 jobs enqueued and drained by outboxd --role all: $plain jobs/s without console requests, $loaded jobs/s with 500"
 	awk -v a="$plain" -v b="$loaded" 'BEGIN { printf "slowdown: %.1f %%\n", (a - b) / a * 100 }'
 }
 
