@@ -13,10 +13,13 @@ static const char pause_sql[] =
 	"INSERT INTO outbox.paused_destinations (destination) VALUES ($1)"
 	" ON CONFLICT (destination) DO NOTHING";
 
-/* The relays' lanes sleep up to poll_interval_ms: wake them at once. */
+/* The relays' lanes sleep up to poll_interval_ms: wake them at once, but
+ * only when the destination was paused (a repeated resume, such as the
+ * console's button pressed twice, sends nothing). */
 static const char resume_sql[] =
-	"WITH d AS (DELETE FROM outbox.paused_destinations WHERE destination = $1 RETURNING 1)"
-	" SELECT count(*), pg_notify('outbox_new', $1) FROM d";
+	"WITH d AS (DELETE FROM outbox.paused_destinations WHERE destination = $1 RETURNING 1),"
+	"     n AS (SELECT count(*) AS n FROM d)"
+	" SELECT n, CASE WHEN n > 0 THEN pg_notify('outbox_new', $1) END FROM n";
 
 json_t *ops_paused_destinations(PGconn *conn, char *err, size_t errlen)
 {
