@@ -28,10 +28,11 @@ relay 3
 consumer 3
 price 3
 maintenance 3
-daemon 4
-ctl 4
-bench 5
-faultbench 5'
+ops 4
+daemon 5
+ctl 5
+bench 6
+faultbench 6'
 
 # "file included" for every project include of core/ and plugins/.
 edges=$(grep -rHo '^#include "[^"]*"' core plugins --include='*.c' --include='*.h' |

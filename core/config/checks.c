@@ -7,6 +7,7 @@
  */
 #include "config/config.h"
 #include "config/internal.h"
+#include "config/listen.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -325,6 +326,45 @@ static void cfg_check_retention(struct cfg_parser *p)
 	}
 }
 
+/* ---- the console ---- */
+
+static int cfg_opt_line(const struct cfg_parser *p, const char *section, const char *name)
+{
+	for (size_t i = 0; i < CFG_N_OPTS; i++) {
+		if (strcmp(cfg_opts[i].section, section) == 0 && strcmp(cfg_opts[i].name, name) == 0)
+			return p->opt_line[i];
+	}
+	return 0;
+}
+
+/*
+ * Without a token anyone who reaches the console can read the ledger
+ * (payloads, errors): only this host may, so the listen address must be a
+ * loopback one.  A named variable that is not set would start a console
+ * nobody can sign in to; say so now rather than at the first request.
+ */
+static void cfg_check_console(struct cfg_parser *p)
+{
+	const struct cfg *cfg = p->cfg;
+	struct cfg_listen l;
+	const char *token;
+
+	if (cfg->console.token_env != NULL) {
+		token = getenv(cfg->console.token_env);
+		if (token == NULL || token[0] == '\0')
+			cfg_error(p, cfg_opt_line(p, "console", "token_env"), "console", "token_env",
+				  "environment variable \"%s\" is not set or empty",
+				  cfg->console.token_env);
+	}
+	if (cfg->console.listen == NULL || cfg->console.token_env != NULL ||
+	    cfg_listen_parse(cfg->console.listen, &l) != NULL || cfg_listen_is_loopback(&l))
+		return;
+	cfg_error(p, cfg_opt_line(p, "console", "listen"), "console", "listen",
+		  "\"%s\" is not a loopback address, and without token_env the console has no"
+		  " access control: set token_env, or listen on 127.0.0.1 or [::1]",
+		  cfg->console.listen);
+}
+
 /* ---- whole file ---- */
 
 void cfg_check_file(struct cfg_parser *p)
@@ -340,6 +380,7 @@ void cfg_check_file(struct cfg_parser *p)
 	cfg_check_destination_urls(p);
 	cfg_check_regions(p);
 	cfg_check_retention(p);
+	cfg_check_console(p);
 	if (cfg->relay.retry_max_seconds >= cfg->relay.retry_base_seconds)
 		return;
 	for (size_t i = 0; i < CFG_N_OPTS && !line; i++) {

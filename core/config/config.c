@@ -25,7 +25,7 @@
 #include <string.h>
 
 const char *const cfg_fixed_sections[] = { "database", "aws", "s3", "relay", "consumer", "outboxd",
-					   "retention", "sweeper", "metrics", "logging" };
+					   "retention", "sweeper", "metrics", "logging", "console" };
 
 _Static_assert(sizeof(cfg_fixed_sections) / sizeof(cfg_fixed_sections[0]) == CFG_N_FIXED,
 	       "CFG_N_FIXED does not match the fixed sections");

@@ -137,6 +137,11 @@ struct cfg {
 		char *level;                    /* error, warning, info (default), debug */
 		char *format;                   /* text (default) or json */
 	} logging;
+	/* The web console (docs/console.md). */
+	struct {
+		char *listen;                   /* HOST:PORT; NULL (default): no console */
+		char *token_env;                /* the variable holding the token; NULL: read-only */
+	} console;
 
 	struct cfg_destination *destinations;  /* in file order */
 	size_t n_destinations;

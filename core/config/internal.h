@@ -34,6 +34,7 @@ enum cfg_type {
 	CFG_T_BOOL,     /* on/off, true/false, yes/no, 1/0, as PostgreSQL; stored as int */
 	CFG_T_LOG_LEVEL,  /* error, warning, info or debug (common/log.h) */
 	CFG_T_LOG_FORMAT, /* text or json */
+	CFG_T_ENV,      /* an environment variable's name, [A-Za-z_][A-Za-z0-9_]* */
 };
 
 #define CFG_F_REQUIRED 0x1u
@@ -69,11 +70,11 @@ struct cfg_opt {
  * because the parser keeps one line number per option; options.c checks
  * at compile time that it matches the table.
  */
-#define CFG_N_OPTS 46
+#define CFG_N_OPTS 48
 extern const struct cfg_opt cfg_opts[CFG_N_OPTS];
 
 /* Fixed sections (config.c); [database], the first, is the only required one. */
-#define CFG_N_FIXED 10
+#define CFG_N_FIXED 11
 extern const char *const cfg_fixed_sections[CFG_N_FIXED];
 
 enum cfg_sect_kind {

@@ -61,3 +61,14 @@ const char *cfg_listen_parse(const char *v, struct cfg_listen *out)
 		return listen_expected;
 	return NULL;
 }
+
+bool cfg_listen_is_loopback(const struct cfg_listen *l)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+
+	if (inet_pton(l->family, l->host, a) != 1)
+		return false;
+	if (l->family == AF_INET)
+		return a[0] == 127;
+	return memcmp(a, &in6addr_loopback, sizeof(in6addr_loopback)) == 0;
+}

@@ -1,9 +1,10 @@
 /*
- * config/listen.h: HOST:PORT listen addresses ([metrics] listen).
+ * config/listen.h: HOST:PORT listen addresses ([metrics] and [console] listen).
  */
 #ifndef OUTBOX_CORE_CONFIG_LISTEN_H
 #define OUTBOX_CORE_CONFIG_LISTEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Longest host part accepted (an IPv6 literal fits). */
@@ -21,5 +22,8 @@ struct cfg_listen {
  * fills *out, or what a valid value looks like (static storage).
  */
 const char *cfg_listen_parse(const char *v, struct cfg_listen *out);
+
+/* Whether l is 127.0.0.0/8 or ::1: reachable from this host only. */
+bool cfg_listen_is_loopback(const struct cfg_listen *l);
 
 #endif

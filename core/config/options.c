@@ -65,6 +65,8 @@ const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_STR("metrics", "listen", CFG_T_LISTEN, 0, cfg, metrics.listen, NULL),
 	CFG_OPT_STR("logging", "level", CFG_T_LOG_LEVEL, 0, cfg, logging.level, "info"),
 	CFG_OPT_STR("logging", "format", CFG_T_LOG_FORMAT, 0, cfg, logging.format, "text"),
+	CFG_OPT_STR("console", "listen", CFG_T_LISTEN, 0, cfg, console.listen, NULL),
+	CFG_OPT_STR("console", "token_env", CFG_T_ENV, 0, cfg, console.token_env, NULL),
 	CFG_OPT_STR("destination", "queue_url", CFG_T_URL, CFG_F_REQUIRED, cfg_destination, queue_url, NULL),
 	CFG_OPT_STR("destination", "dlq_url", CFG_T_URL, 0, cfg_destination, dlq_url, NULL),
 	CFG_OPT_STR("destination", "plugin", CFG_T_PLUGIN, CFG_F_REQUIRED, cfg_destination, plugin, NULL),
@@ -171,6 +173,18 @@ static bool cfg_is_path_list(const char *v)
 	}
 }
 
+/* An environment variable's name as a shell can set it. */
+static bool cfg_is_env_name(const char *v)
+{
+	if (!(isalpha((unsigned char)*v) || *v == '_'))
+		return false;
+	for (const char *p = v; *p != '\0'; p++) {
+		if (!(isalnum((unsigned char)*p) || *p == '_'))
+			return false;
+	}
+	return strlen(v) <= CFG_MAX_NAME_LEN;
+}
+
 static const char *cfg_check_listen(const char *v)
 {
 	struct cfg_listen l;
@@ -202,6 +216,9 @@ static const char *cfg_check_text(enum cfg_type type, const char *v)
 		return log_parse_level(v, &level) ? NULL : "must be error, warning, info or debug";
 	case CFG_T_LOG_FORMAT:
 		return log_parse_format(v, &format) ? NULL : "must be text or json";
+	case CFG_T_ENV:
+		return cfg_is_env_name(v) ? NULL
+		       : "must be the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*)";
 	case CFG_T_STR:
 	case CFG_T_INT:
 	case CFG_T_BOOL:

@@ -5,7 +5,8 @@
  * (docs/outboxctl.md).
  *
  * Lists dead jobs (job_id, destination, dead_reason, last_error,
- * attempt_count, finished_at) and dead outbox events (event_id,
+ * attempt_count, finished_at; the JSON adds job_type), read by ops/dead.c
+ * as the console reads them, and dead outbox events (event_id,
  * destination, dead_reason, last_error), oldest first.  --json prints
  * {"jobs": [...], "events": [...]} with those keys (attempt_count a
  * number, finished_at ISO 8601 UTC, absent values null).  --evidence adds
@@ -22,80 +23,21 @@
 
 #include "ctl/commands.h"
 #include "db/db.h"
-
-static const char dead_jobs_sql[] =
-	"SELECT job_id, destination, dead_reason, last_error, attempt_count,"
-	"       to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-	"  FROM outbox.jobs WHERE status = 'DEAD' AND ($1::text IS NULL OR destination = $1)"
-	" ORDER BY finished_at, job_id";
-
-static const char dead_events_sql[] =
-	"SELECT event_id, destination, dead_reason, last_error"
-	"  FROM outbox.outbox_events WHERE status = 'DEAD'"
-	"   AND ($1::text IS NULL OR destination = $1)"
-	" ORDER BY created_at, event_id";
-
-/* Ordered by job, so each job's rows are one run (see evidence_of()). */
-static const char evidence_sql[] =
-	"SELECT d.job_id, d.id, d.destination, d.sqs_message_id, d.event_id,"
-	"       d.receive_count, d.outcome,"
-	"       to_char(d.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
-	"       d.attributes::text, d.body"
-	"  FROM outbox.dlq_messages d JOIN outbox.jobs j ON j.job_id = d.job_id"
-	" WHERE j.status = 'DEAD' AND ($1::text IS NULL OR j.destination = $1)"
-	" ORDER BY d.job_id, d.received_at, d.id";
-
-enum { EV_JOB, EV_ID, EV_DEST, EV_MSG, EV_EVENT, EV_COUNT, EV_OUTCOME, EV_AT, EV_ATTRS, EV_BODY };
+#include "ops/dead.h"
 
 /* Text output shows at most this much of a body. */
 #define EVIDENCE_BODY_SHOWN 200
 
-static json_t *text_or_null(const PGresult *res, int row, int col)
+/* A string member, "-" when null or absent; numbers as text. */
+static const char *cell(const json_t *o, const char *key, char *buf, size_t len)
 {
-	return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
-}
+	const json_t *v = json_object_get(o, key);
 
-/* Rows as objects with the given keys; integer columns flagged in ints. */
-static json_t *rows_json(const PGresult *res, const char *const *keys, int nkeys, int int_col)
-{
-	json_t *arr = json_array();
-
-	for (int i = 0; arr != NULL && i < PQntuples(res); i++) {
-		json_t *o = json_object();
-
-		for (int j = 0; o != NULL && j < nkeys; j++) {
-			json_t *v = j == int_col && !PQgetisnull(res, i, j)
-			                ? json_integer(strtoll(PQgetvalue(res, i, j), NULL, 10))
-			                : text_or_null(res, i, j);
-			json_object_set_new(o, keys[j], v);
-		}
-		json_array_append_new(arr, o);
+	if (json_is_integer(v)) {
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+		return buf;
 	}
-	return arr;
-}
-
-static const char *cell(const PGresult *res, int row, int col)
-{
-	return PQgetisnull(res, row, col) ? "-" : PQgetvalue(res, row, col);
-}
-
-/* First row of ev (NULL: none) for job_id, and how many follow it. */
-static int evidence_of(const PGresult *ev, const char *job_id, int *n)
-{
-	int first = -1;
-
-	*n = 0;
-	for (int r = 0; ev != NULL && r < PQntuples(ev); r++) {
-		if (strcmp(PQgetvalue(ev, r, EV_JOB), job_id) != 0) {
-			if (first >= 0)
-				break;
-			continue;
-		}
-		if (first < 0)
-			first = r;
-		(*n)++;
-	}
-	return first;
+	return json_is_string(v) ? json_string_value(v) : "-";
 }
 
 /* A message body as printable ASCII: a hostile body cannot drive the terminal. */
@@ -117,79 +59,46 @@ static void print_escaped(const char *s, size_t max)
 		printf("... (%zu bytes)", len);
 }
 
-static void print_evidence_text(const PGresult *ev, const char *job_id)
+static void print_evidence_text(const json_t *evidence)
 {
-	int n, first = evidence_of(ev, job_id, &n);
+	size_t n = json_array_size(evidence), i;
+	char b1[32], b2[32];
+	json_t *e;
 
-	printf("    evidence: %d dead-letter message%s\n", n, n == 1 ? "" : "s");
-	for (int r = first; n > 0 && r < first + n; r++) {
+	printf("    evidence: %zu dead-letter message%s\n", n, n == 1 ? "" : "s");
+	json_array_foreach(evidence, i, e) {
+		const char *body = json_string_value(json_object_get(e, "body"));
+
 		printf("      %s  outcome=%s queue_message=%s receive_count=%s event_id=%s\n"
-		       "        body: ", cell(ev, r, EV_AT), cell(ev, r, EV_OUTCOME),
-		       cell(ev, r, EV_MSG), cell(ev, r, EV_COUNT), cell(ev, r, EV_EVENT));
-		print_escaped(PQgetvalue(ev, r, EV_BODY), EVIDENCE_BODY_SHOWN);
+		       "        body: ", cell(e, "received_at", b1, sizeof(b1)),
+		       cell(e, "outcome", b1, sizeof(b1)), cell(e, "sqs_message_id", b1, sizeof(b1)),
+		       cell(e, "receive_count", b2, sizeof(b2)), cell(e, "event_id", b1, sizeof(b1)));
+		print_escaped(body != NULL ? body : "", EVIDENCE_BODY_SHOWN);
 		putchar('\n');
 	}
 }
 
-static json_t *evidence_json(const PGresult *ev, const char *job_id)
+static void print_text(const json_t *doc)
 {
-	int n, first = evidence_of(ev, job_id, &n);
-	json_t *arr = json_array();
+	const json_t *jobs = json_object_get(doc, "jobs"), *events = json_object_get(doc, "events");
+	char b[32];
+	size_t i;
+	json_t *j;
 
-	for (int r = first; arr != NULL && n > 0 && r < first + n; r++) {
-		json_error_t jerr;
-		json_t *attrs = json_loads(PQgetvalue(ev, r, EV_ATTRS), 0, &jerr);
-
-		json_array_append_new(arr, json_pack(
-			"{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			"id", (json_int_t)strtoll(PQgetvalue(ev, r, EV_ID), NULL, 10),
-			"destination", text_or_null(ev, r, EV_DEST),
-			"sqs_message_id", text_or_null(ev, r, EV_MSG),
-			"event_id", text_or_null(ev, r, EV_EVENT),
-			"receive_count", PQgetisnull(ev, r, EV_COUNT) ? json_null()
-			                 : json_integer(strtoll(PQgetvalue(ev, r, EV_COUNT), NULL, 10)),
-			"outcome", text_or_null(ev, r, EV_OUTCOME),
-			"received_at", text_or_null(ev, r, EV_AT),
-			"attributes", attrs != NULL ? attrs : json_object(),
-			"body", text_or_null(ev, r, EV_BODY)));
-	}
-	return arr;
-}
-
-static void print_text(const PGresult *jobs, const PGresult *events, const PGresult *ev)
-{
-	printf("dead jobs: %d\n", PQntuples(jobs));
-	for (int i = 0; i < PQntuples(jobs); i++) {
+	printf("dead jobs: %zu\n", json_array_size(jobs));
+	json_array_foreach(jobs, i, j) {
 		printf("  %s  dest=%s reason=%s attempts=%s finished_at=%s\n    last_error: %s\n",
-		       cell(jobs, i, 0), cell(jobs, i, 1), cell(jobs, i, 2), cell(jobs, i, 4),
-		       cell(jobs, i, 5), cell(jobs, i, 3));
-		if (ev != NULL)
-			print_evidence_text(ev, PQgetvalue(jobs, i, 0));
+		       cell(j, "job_id", b, sizeof(b)), cell(j, "destination", b, sizeof(b)),
+		       cell(j, "dead_reason", b, sizeof(b)), cell(j, "attempt_count", b, sizeof(b)),
+		       cell(j, "finished_at", b, sizeof(b)), cell(j, "last_error", b, sizeof(b)));
+		if (json_object_get(j, "evidence") != NULL)
+			print_evidence_text(json_object_get(j, "evidence"));
 	}
-	printf("dead events: %d\n", PQntuples(events));
-	for (int i = 0; i < PQntuples(events); i++)
-		printf("  %s  dest=%s reason=%s\n    last_error: %s\n", cell(events, i, 0),
-		       cell(events, i, 1), cell(events, i, 2), cell(events, i, 3));
-}
-
-static void print_json(const PGresult *jobs, const PGresult *events, const PGresult *ev)
-{
-	static const char *const job_keys[] = {"job_id", "destination", "dead_reason",
-	                                       "last_error", "attempt_count", "finished_at"};
-	static const char *const event_keys[] = {"event_id", "destination", "dead_reason",
-	                                         "last_error"};
-	json_t *job_rows = rows_json(jobs, job_keys, 6, 4);
-	json_t *doc;
-
-	for (size_t i = 0; ev != NULL && job_rows != NULL && i < json_array_size(job_rows); i++)
-		json_object_set_new(json_array_get(job_rows, i), "evidence",
-		                    evidence_json(ev, PQgetvalue(jobs, (int)i, 0)));
-	doc = json_pack("{s:o, s:o}", "jobs", job_rows,
-	                "events", rows_json(events, event_keys, 4, -1));
-
-	json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	putchar('\n');
-	json_decref(doc);
+	printf("dead events: %zu\n", json_array_size(events));
+	json_array_foreach(events, i, j)
+		printf("  %s  dest=%s reason=%s\n    last_error: %s\n",
+		       cell(j, "event_id", b, sizeof(b)), cell(j, "destination", b, sizeof(b)),
+		       cell(j, "dead_reason", b, sizeof(b)), cell(j, "last_error", b, sizeof(b)));
 }
 
 int cmd_dead(struct ctl *ctl, int argc, char **argv)
@@ -199,19 +108,18 @@ int cmd_dead(struct ctl *ctl, int argc, char **argv)
 		{"evidence", no_argument, NULL, 'e'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *destination = NULL;
-	bool evidence = false;
-	PGresult *jobs = NULL, *events = NULL, *ev = NULL;
+	struct ops_dead_filter filter = {0};
 	int opt, exit_code = CTL_EXIT_OK;
 	char err[1024];
+	json_t *doc;
 
 	optind = 1;
 	opt = getopt_long(argc, argv, "", longopts, NULL);
 	while (opt != -1) {
 		if (opt == 'd')
-			destination = optarg;
+			filter.destination = optarg;
 		else if (opt == 'e')
-			evidence = true;
+			filter.evidence = true;
 		else
 			return CTL_EXIT_USAGE;
 		opt = getopt_long(argc, argv, "", longopts, NULL);
@@ -223,24 +131,17 @@ int cmd_dead(struct ctl *ctl, int argc, char **argv)
 	PGconn *conn = ctl_db(ctl, &exit_code);
 	if (conn == NULL)
 		return exit_code;
-	const char *params[1] = {destination};
-	jobs = db_query(conn, dead_jobs_sql, 1, params, err, sizeof(err));
-	if (jobs != NULL)
-		events = db_query(conn, dead_events_sql, 1, params, err, sizeof(err));
-	if (events != NULL && evidence)
-		ev = db_query(conn, evidence_sql, 1, params, err, sizeof(err));
-	if (events == NULL || (evidence && ev == NULL)) {
+	doc = ops_dead(conn, &filter, err, sizeof(err));
+	if (doc == NULL) {
 		ctl_error("could not list dead jobs: %s", err);
-		exit_code = db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
-		goto out;
+		return db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
 	}
-	if (ctl->json)
-		print_json(jobs, events, ev);
-	else
-		print_text(jobs, events, ev);
-out:
-	PQclear(jobs);
-	PQclear(events);
-	PQclear(ev);
+	if (ctl->json) {
+		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	} else {
+		print_text(doc);
+	}
+	json_decref(doc);
 	return exit_code;
 }

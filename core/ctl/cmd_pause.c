@@ -4,7 +4,8 @@
  * ctl/cmd_pause.c: outboxctl pause DEST / outboxctl resume DEST
  * (docs/outboxd.md, "Pausing a destination").
  *
- * A row in outbox.paused_destinations pauses DEST for every instance that
+ * ops/pause.h does it (the console's buttons too).  A row in
+ * outbox.paused_destinations pauses DEST for every instance that
  * shares the database: relays claim none of its events, consumers receive
  * and claim nothing for it (each reads the row at most a second old).
  * resume deletes the row and wakes the relays (NOTIFY outbox_new, DEST).
@@ -15,21 +16,12 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <jansson.h>
 
 #include "ctl/commands.h"
 #include "db/db.h"
-
-static const char pause_sql[] =
-	"INSERT INTO outbox.paused_destinations (destination) VALUES ($1)"
-	" ON CONFLICT (destination) DO NOTHING";
-
-/* The relays' lanes sleep up to poll_interval_ms: wake them at once. */
-static const char resume_sql[] =
-	"WITH d AS (DELETE FROM outbox.paused_destinations WHERE destination = $1 RETURNING 1)"
-	" SELECT count(*), pg_notify('outbox_new', $1) FROM d";
+#include "ops/pause.h"
 
 static void report(bool json, const char *dest, bool paused, bool changed)
 {
@@ -45,20 +37,6 @@ static void report(bool json, const char *dest, bool paused, bool changed)
 	printf("destination \"%s\" %s\n", dest,
 	       paused ? (changed ? "paused" : "was already paused")
 	              : (changed ? "resumed" : "was not paused"));
-}
-
-/* Returns 1 if the row changed, 0 if not, -1 with err. */
-static int set_paused(PGconn *conn, const char *dest, bool pause, char *err, size_t errlen)
-{
-	const char *params[1] = {dest};
-	PGresult *res = db_query(conn, pause ? pause_sql : resume_sql, 1, params, err, errlen);
-	int rc;
-
-	if (res == NULL)
-		return -1;
-	rc = pause ? strcmp(PQcmdTuples(res), "0") != 0 : strcmp(PQgetvalue(res, 0, 0), "0") != 0;
-	PQclear(res);
-	return rc;
 }
 
 static int run(struct ctl *ctl, int argc, char **argv, bool pause)
@@ -81,7 +59,7 @@ static int run(struct ctl *ctl, int argc, char **argv, bool pause)
 	PGconn *conn = ctl_db(ctl, &exit_code);
 	if (conn == NULL)
 		return exit_code;
-	rc = set_paused(conn, argv[1], pause, err, sizeof(err));
+	rc = ops_set_paused(cfg, conn, argv[1], pause, err, sizeof(err));
 	if (rc < 0) {
 		ctl_error("could not %s destination \"%s\": %s", pause ? "pause" : "resume", argv[1],
 		          err);

@@ -3,7 +3,7 @@
 /*
  * ctl/cmd_redrive.c: outboxctl redrive JOB_ID... (docs/outboxctl.md).
  *
- * One transaction per job (ledger_redrive): lock the job, refuse it under
+ * One transaction per job (ops/redrive.h, the console's too): lock the job, refuse it under
  * a live lease, raise redrive_generation, reset it to PENDING (attempt_count
  * 0, due now, no claim, no dead_reason) and insert the outbox event of the
  * new generation (with the traceparent of the job's earlier event), which
@@ -21,64 +21,7 @@
 
 #include "ctl/commands.h"
 #include "db/db.h"
-#include "consumer/ledger.h"
-
-/*
- * The new event keeps the trace the producer started: the traceparent of
- * the job's newest earlier event that has one (events pruned by
- * [retention] events_seconds before the job took theirs with them).  In
- * the redrive's transaction, so the relay never sees the event without it.
- */
-static int copy_traceparent(PGconn *conn, const char *job_id, int gen, const char *event_id,
-                            char *err, size_t errlen)
-{
-	char gen_text[16];
-	const char *params[3] = {event_id, job_id, gen_text};
-	PGresult *res;
-
-	snprintf(gen_text, sizeof(gen_text), "%d", gen);
-	res = db_query(conn,
-		"UPDATE outbox.outbox_events SET traceparent = ("
-		"  SELECT e.traceparent FROM outbox.outbox_events e"
-		"   WHERE e.job_id = $2 AND e.redrive_generation < $3::integer"
-		"     AND e.traceparent IS NOT NULL"
-		"   ORDER BY e.redrive_generation DESC LIMIT 1)"
-		" WHERE event_id = $1 AND traceparent IS NULL",
-		3, params, err, errlen);
-	if (res == NULL)
-		return -1;
-	PQclear(res);
-	return 0;
-}
-
-/* Returns 0, or -1 with err set (a message for the operator). */
-static int redrive_one(PGconn *conn, const char *job_id, int *gen, char *event_id,
-                       size_t event_id_len, char *err, size_t errlen)
-{
-	char dberr[512], rberr[256];
-	int rc;
-
-	if (db_exec(conn, "BEGIN", dberr, sizeof(dberr)) < 0) {
-		snprintf(err, errlen, "could not begin: %s", dberr);
-		return -1;
-	}
-	rc = ledger_redrive(conn, job_id, gen, event_id, event_id_len, dberr, sizeof(dberr));
-	if (rc == 1 && copy_traceparent(conn, job_id, *gen, event_id, dberr, sizeof(dberr)) < 0)
-		rc = -1;
-	if (rc == 1 && db_exec(conn, "COMMIT", dberr, sizeof(dberr)) == 0)
-		return 0;
-	if (db_exec(conn, "ROLLBACK", rberr, sizeof(rberr)) < 0 && rc >= 0) {
-		snprintf(dberr, sizeof(dberr), "%s", rberr);
-		rc = -1;
-	}
-	if (rc == 0)
-		snprintf(err, errlen, "no such job");
-	else if (rc == -2)
-		snprintf(err, errlen, "job is claimed under a live lease; try again later");
-	else
-		snprintf(err, errlen, "%s", dberr);
-	return -1;
-}
+#include "ops/redrive.h"
 
 static void report(bool json, json_t *redriven, json_t *failed, const char *job_id, int rc,
                    int gen, const char *event_id, const char *err)
@@ -108,17 +51,16 @@ int cmd_redrive(struct ctl *ctl, int argc, char **argv)
 	PGconn *conn = ctl_db(ctl, &exit_code);
 	if (conn == NULL)
 		return exit_code;
-	if (ledger_prepare(conn, dberr, sizeof(dberr)) < 0) {
+	if (ops_redrive_prepare(conn, dberr, sizeof(dberr)) < 0) {
 		ctl_error("could not prepare statements: %s", dberr);
 		return db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
 	}
 	json_t *redriven = json_array(), *failed = json_array();
 	for (int i = 1; i < argc; i++) {
-		char event_id[256] = "";
-		int gen = 0;
-		int rc = redrive_one(conn, argv[i], &gen, event_id, sizeof(event_id), err, sizeof(err));
+		struct ops_redrive_result r;
+		int rc = ops_redrive_job(conn, argv[i], false, &r, err, sizeof(err));
 
-		report(ctl->json, redriven, failed, argv[i], rc, gen, event_id, err);
+		report(ctl->json, redriven, failed, argv[i], rc, r.generation, r.event_id, err);
 		if (rc < 0)
 			exit_code = db_connection_lost(conn) ? CTL_EXIT_UNAVAILABLE : CTL_EXIT_FAILURE;
 	}

@@ -24,113 +24,15 @@
 #include <jansson.h>
 
 #include "ctl/commands.h"
-#include "ctl/status.h"
 #include "db/db.h"
 #include "db/migrate.h"
 #include "maintenance/runs.h"
+#include "ops/status.h"
 
 static const char *const job_states[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
 static const char *const event_states[] = {"NEW", "PUBLISHED", "DEAD"};
 #define N_JOB_STATES 4
 #define N_EVENT_STATES 3
-
-static const char counts_sql[] =
-	"SELECT 'jobs', destination, status, count(*) FROM outbox.jobs GROUP BY 2, 3"
-	" UNION ALL"
-	" SELECT 'outbox', destination, status, count(*) FROM outbox.outbox_events GROUP BY 2, 3";
-
-static const char ages_sql[] =
-	"SELECT 'oldest_new_age_seconds', destination,"
-	"       round(extract(epoch FROM now() - min(created_at))::numeric, 3)"
-	"  FROM outbox.outbox_events WHERE status = 'NEW' GROUP BY 2"
-	" UNION ALL"
-	" SELECT 'oldest_due_pending_age_seconds', destination,"
-	"       round(extract(epoch FROM now() - min(created_at))::numeric, 3)"
-	"  FROM outbox.jobs WHERE status = 'PENDING' AND next_attempt_at <= now() GROUP BY 2";
-
-static json_t *zero_counts(const char *const *states, int n)
-{
-	json_t *o = json_object();
-
-	for (int i = 0; i < n; i++)
-		json_object_set_new(o, states[i], json_integer(0));
-	return o;
-}
-
-static json_t *new_destination(void)
-{
-	return json_pack("{s:o, s:o, s:n, s:n, s:b}",
-	                 "jobs", zero_counts(job_states, N_JOB_STATES),
-	                 "outbox", zero_counts(event_states, N_EVENT_STATES),
-	                 "oldest_new_age_seconds", "oldest_due_pending_age_seconds",
-	                 "paused", 0);
-}
-
-/* Borrowed reference to the destination's object, created on first use. */
-static json_t *destination(json_t *dests, const char *name)
-{
-	json_t *d = json_object_get(dests, name);
-
-	if (d == NULL) {
-		d = new_destination();
-		json_object_set_new(dests, name, d);
-	}
-	return d;
-}
-
-static void add_count(json_t *counts, const char *state, json_int_t n)
-{
-	json_t *v = json_object_get(counts, state);
-
-	json_object_set_new(counts, state, json_integer((v ? json_integer_value(v) : 0) + n));
-}
-
-static int load_counts(PGconn *conn, json_t *dests, json_t *totals, char *err, size_t errlen)
-{
-	PGresult *res = db_query(conn, counts_sql, 0, NULL, err, errlen);
-
-	if (res == NULL)
-		return -1;
-	for (int i = 0; i < PQntuples(res); i++) {
-		const char *kind = PQgetvalue(res, i, 0);
-		json_int_t n = strtoll(PQgetvalue(res, i, 3), NULL, 10);
-		json_t *d = destination(dests, PQgetvalue(res, i, 1));
-
-		add_count(json_object_get(d, kind), PQgetvalue(res, i, 2), n);
-		add_count(json_object_get(totals, kind), PQgetvalue(res, i, 2), n);
-	}
-	PQclear(res);
-	return 0;
-}
-
-static int load_ages(PGconn *conn, json_t *dests, char *err, size_t errlen)
-{
-	PGresult *res = db_query(conn, ages_sql, 0, NULL, err, errlen);
-
-	if (res == NULL)
-		return -1;
-	for (int i = 0; i < PQntuples(res); i++) {
-		json_t *d = destination(dests, PQgetvalue(res, i, 1));
-
-		json_object_set_new(d, PQgetvalue(res, i, 0), json_real(strtod(PQgetvalue(res, i, 2), NULL)));
-	}
-	PQclear(res);
-	return 0;
-}
-
-/* outboxctl pause: "paused": true on each paused destination. */
-static int load_paused(PGconn *conn, json_t *dests, char *err, size_t errlen)
-{
-	PGresult *res = db_query(conn, "SELECT destination FROM outbox.paused_destinations", 0,
-	                         NULL, err, errlen);
-
-	if (res == NULL)
-		return -1;
-	for (int i = 0; i < PQntuples(res); i++)
-		json_object_set_new(destination(dests, PQgetvalue(res, i, 0)), "paused", json_true());
-	PQclear(res);
-	return 0;
-}
 
 static void print_age(const json_t *v)
 {
@@ -305,84 +207,6 @@ static void print_instances(const json_t *instances)
 	}
 }
 
-/* load_database(): the counts could not be read / only some of the rest. */
-#define STATUS_NO_COUNTS (-2)
-#define STATUS_NO_INSTANCES (-1)
-
-/* The database's part: counts, ages, instances.  Returns 0, or one of the
- * above with the reason appended to errors (and *unavailable when it was
- * the connection, *schema_behind when migrations are missing: the counts
- * of a half-migrated schema would mislead). */
-static int load_database(struct ctl *ctl, json_t *dests, json_t *totals, json_t **instances,
-                         json_t *errors, bool *unavailable, bool *schema_behind)
-{
-	char err[2048];
-	PGconn *conn = ctl->conn;
-	const struct cfg *cfg = ctl->cfg;
-
-	if (conn == NULL) {
-		conn = db_connect(cfg->database.conninfo, "outboxctl", err, sizeof(err));
-		if (conn == NULL) {
-			json_array_append_new(errors, json_sprintf("could not connect to the database: %s",
-			                                           err));
-			*unavailable = true;
-			return STATUS_NO_COUNTS;
-		}
-		ctl->conn = conn;
-	}
-	switch (ctl_schema_check(ctl, conn, err, sizeof(err))) {
-	case MIGRATE_OK:
-		break;
-	case MIGRATE_BEHIND:
-		json_array_append_new(errors, json_string(err));
-		*schema_behind = true;
-		return STATUS_NO_COUNTS;
-	default:
-		json_array_append_new(errors, json_sprintf("could not check the schema: %s", err));
-		*unavailable = db_connection_lost(conn) != 0;
-		return STATUS_NO_COUNTS;
-	}
-	if (load_counts(conn, dests, totals, err, sizeof(err)) < 0 ||
-	    load_ages(conn, dests, err, sizeof(err)) < 0 ||
-	    load_paused(conn, dests, err, sizeof(err)) < 0) {
-		json_array_append_new(errors, json_sprintf("could not read the status: %s", err));
-		*unavailable = db_connection_lost(conn) != 0;
-		return STATUS_NO_COUNTS;
-	}
-	*instances = status_instances(conn, errors);
-	return *instances != NULL ? 0 : STATUS_NO_INSTANCES;
-}
-
-/* Counts that could not be read are null, not zero. */
-static void null_counts(json_t *dests, json_t *totals)
-{
-	const char *name;
-	json_t *d;
-
-	json_object_foreach(dests, name, d) {
-		json_object_set_new(d, "jobs", json_null());
-		json_object_set_new(d, "outbox", json_null());
-		json_object_set_new(d, "paused", json_null());
-	}
-	json_object_set_new(totals, "jobs", json_null());
-	json_object_set_new(totals, "outbox", json_null());
-}
-
-/* The sweeper's and pruner's last runs; NULL (named in errors, *rc set)
- * when they could not be read. */
-static json_t *load_maintenance(PGconn *conn, json_t *errors, int *rc)
-{
-	char err[1024];
-	json_t *runs = maintenance_runs_load(conn, err, sizeof(err));
-
-	if (runs == NULL) {
-		json_array_append_new(errors, json_sprintf("could not read the maintenance runs: %s",
-		                                           err));
-		*rc = STATUS_NO_INSTANCES;
-	}
-	return runs;
-}
-
 static void print_errors(const json_t *errors)
 {
 	size_t i;
@@ -392,11 +216,21 @@ static void print_errors(const json_t *errors)
 		ctl_error("%s", json_string_value(e));
 }
 
+/* The connection, or NULL with why in err. */
+static PGconn *connect_db(struct ctl *ctl, char *err, size_t errlen)
+{
+	if (ctl->conn == NULL)
+		ctl->conn = db_connect(ctl->cfg->database.conninfo, "outboxctl", err, errlen);
+	return ctl->conn;
+}
+
 int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
-	json_t *instances = NULL, *maint = NULL, *errors, *dests, *totals, *doc;
+	json_t *errors, *doc;
 	bool unavailable = false, schema_behind = false;
-	int db_rc, sqs_failures;
+	char err[1024] = "", why[1200];
+	int db_rc;
+	PGconn *conn;
 
 	if (argc != 1) {
 		ctl_error("usage: status [--json]");
@@ -404,25 +238,36 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	}
 	if (ctl_config(ctl) == NULL)
 		return CTL_EXIT_CONFIG;
-	errors = json_array();
-	dests = json_object();
-	totals = json_pack("{s:o, s:o}", "jobs", zero_counts(job_states, N_JOB_STATES),
-	                   "outbox", zero_counts(event_states, N_EVENT_STATES));
-	for (size_t i = 0; i < ctl->cfg->n_destinations; i++)
-		destination(dests, ctl->cfg->destinations[i].name);
-	db_rc = load_database(ctl, dests, totals, &instances, errors, &unavailable, &schema_behind);
-	if (db_rc == STATUS_NO_COUNTS)
-		null_counts(dests, totals);
-	else
-		maint = load_maintenance(ctl->conn, errors, &db_rc);
-	sqs_failures = status_queue_depths(ctl->cfg, dests, errors);
-	doc = json_pack("{s:o, s:o, s:o, s:o, s:O}", "destinations", dests, "totals", totals,
-	                "maintenance", maint != NULL ? maint : json_null(),
-	                "instances", instances != NULL ? instances : json_null(), "errors", errors);
+	conn = connect_db(ctl, err, sizeof(err));
+	if (conn == NULL) {
+		snprintf(why, sizeof(why), "could not connect to the database: %s", err);
+	} else {
+		/* The counts of a half-migrated schema would mislead: say what is
+		 * missing instead. */
+		switch (ctl_schema_check(ctl, conn, err, sizeof(err))) {
+		case MIGRATE_OK:
+			break;
+		case MIGRATE_BEHIND:
+			snprintf(why, sizeof(why), "%s", err);
+			schema_behind = true;
+			conn = NULL;
+			break;
+		default:
+			snprintf(why, sizeof(why), "could not check the schema: %s", err);
+			conn = NULL;
+			break;
+		}
+	}
+	doc = ops_status(ctl->cfg, conn, why, true, &db_rc, &unavailable);
+	if (doc == NULL) {
+		ctl_error("out of memory");
+		return CTL_EXIT_FAILURE;
+	}
+	errors = json_object_get(doc, "errors");
 	if (ctl->json) {
 		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
 		putchar('\n');
-	} else if (json_is_null(json_object_get(totals, "jobs"))) {
+	} else if (json_is_null(json_object_get(json_object_get(doc, "totals"), "jobs"))) {
 		printf("(job and outbox counts unavailable: see the errors below)\n");
 		print_queues(json_object_get(doc, "destinations"));
 	} else {
@@ -434,10 +279,6 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	 * learns that part of it is missing. */
 	print_errors(errors);
 	json_decref(doc);
-	json_decref(errors);
-	/* The database is what status is about: a queue whose depth could not
-	 * be read (not created yet, no permission) is named, not fatal. */
-	(void)sqs_failures;
 	if (schema_behind)
 		return CTL_EXIT_CONFIG;
 	if (db_rc < 0)

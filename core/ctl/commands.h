@@ -23,5 +23,9 @@ int cmd_reconcile_artifacts(struct ctl *ctl, int argc, char **argv); /* cmd_reco
 int cmd_prune(struct ctl *ctl, int argc, char **argv);           /* cmd_prune.c */
 int cmd_pause(struct ctl *ctl, int argc, char **argv);           /* cmd_pause.c */
 int cmd_resume(struct ctl *ctl, int argc, char **argv);          /* cmd_pause.c */
+int cmd_jobs(struct ctl *ctl, int argc, char **argv);            /* cmd_jobs.c */
+int cmd_show(struct ctl *ctl, int argc, char **argv);            /* cmd_show.c */
+int cmd_cancel(struct ctl *ctl, int argc, char **argv);          /* cmd_cancel.c */
+int cmd_retry(struct ctl *ctl, int argc, char **argv);           /* cmd_retry.c */
 
 #endif

@@ -59,6 +59,17 @@ static const struct command commands[] = {
 	{"pause", cmd_pause, "pause DEST",
 	 "stop the consumers of a destination receiving and claiming (jobs wait)"},
 	{"resume", cmd_resume, "resume DEST", "let a paused destination's consumers run again"},
+	{"jobs", cmd_jobs,
+	 "jobs [--destination D] [--status S] [--type T] [--since DURATION] [--limit N]\n"
+	 "                [--before CURSOR] [--json]",
+	 "list jobs, newest first, one page at a time"},
+	{"show", cmd_show, "show JOB_ID [--full] [--json]",
+	 "show one job: its state, times, errors, outbox events, dead-letter evidence, payload"},
+	{"cancel", cmd_cancel, "cancel [--wait] JOB_ID...",
+	 "end pending jobs as DEAD CANCELLED before they run (--wait: a running one once its\n"
+	 "attempt ends without success)"},
+	{"retry", cmd_retry, "retry JOB_ID...",
+	 "make pending jobs in a retry's backoff, or scheduled for later, due now"},
 };
 
 /* "COMMAND --help" (or -h) anywhere before "--": the command's help. */

@@ -292,7 +292,7 @@ static void server_free(struct http_server *s)
 	free(s);
 }
 
-static socklen_t listen_sockaddr(const struct cfg_listen *l, struct sockaddr_storage *ss)
+socklen_t http_listen_sockaddr(const struct cfg_listen *l, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (l->family == AF_INET6) {
@@ -322,7 +322,7 @@ int http_server_start(const struct cfg_listen *l, const struct http_server_hooks
 		log_error("out of memory starting the metrics server");
 		return -1;
 	}
-	(void)listen_sockaddr(l, &ss);
+	(void)http_listen_sockaddr(l, &ss);
 	if (l->family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->mhd = MHD_start_daemon(flags, (uint16_t)l->port, NULL, NULL, on_request, s,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "config/listen.h"
 
@@ -31,6 +32,10 @@ struct http_server;
  */
 int http_server_start(const struct cfg_listen *l, const struct http_server_hooks *hooks,
                       struct http_server **out);
+/* l as a socket address for MHD_OPTION_SOCK_ADDR (the console's too);
+ * returns its length. */
+socklen_t http_listen_sockaddr(const struct cfg_listen *l, struct sockaddr_storage *ss);
+
 /* Stops serving and frees; NULL is fine. */
 void http_server_stop(struct http_server *s);
 

@@ -32,6 +32,7 @@
 #include "aws/env.h"
 #include "aws/http.h"
 #include "config/config.h"
+#include "daemon/console.h"
 #include "daemon/observe.h"
 #include "daemon/plugins.h"
 #include "daemon/reload.h"
@@ -342,6 +343,7 @@ static int run(const struct cfg *cfg, enum role role)
 	struct maintenance *maint = NULL;
 	struct observe *obs = NULL;
 	struct aws_credentials *creds = NULL;
+	struct console *console = NULL;
 	char instance_id[300], host[256];
 	sigset_t set;
 	int rc = OUTBOXD_EXIT_FAILURE;
@@ -367,6 +369,9 @@ static int run(const struct cfg *cfg, enum role role)
 	rc = OUTBOXD_EXIT_FAILURE;
 	if (observe_start(cfg, role != ROLE_CONSUMER, role != ROLE_RELAY, &obs) < 0)
 		goto out;
+	/* After the metrics registry exists: the overview reads its gauges. */
+	if (console_start(cfg, &console) < 0)
+		goto out;
 	rc = start_units(cfg, role, instance_id, &units);
 	if (rc != OUTBOXD_EXIT_OK)
 		goto out;
@@ -381,6 +386,7 @@ static int run(const struct cfg *cfg, enum role role)
 	rc = OUTBOXD_EXIT_OK;
 out:
 	observe_stopping(obs);
+	console_stop(console);
 	maintenance_stop(maint);
 	daemon_units_stop(units);
 	observe_stop(obs);

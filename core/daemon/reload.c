@@ -101,7 +101,8 @@ static int compare_sections(const struct cfg *run, const struct cfg *next)
 	       CMP_INT(database, lock_timeout_seconds) +
 	       CMP_INT(database, statement_timeout_seconds) +
 	       CMP_INT(database, idle_in_transaction_timeout_seconds) +
-	       CMP_STR(metrics, listen) + CMP_STR(aws, region) +
+	       CMP_STR(metrics, listen) + CMP_STR(console, listen) +
+	       CMP_STR(console, token_env) + CMP_STR(aws, region) +
 	       CMP_STR(aws, endpoint_url) + CMP_STR(s3, bucket) +
 	       CMP_STR(s3, prefix) + CMP_STR(s3, endpoint_url) +
 	       CMP_INT(relay, batch_size) +

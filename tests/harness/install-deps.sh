@@ -5,12 +5,14 @@
 # prometheus: promtool, which test_observability.sh checks /metrics with;
 # universal-ctags: tests/check-layers.sh finds the function definitions of
 # core/ with it, to fail on a call cycle between files.
+# chromium: the headless browser test_console_browser.sh drives the console
+# in (with playwright-core from npm, which downloads no browser of its own).
 install_deps() {
 	local pkgs=(build-essential autoconf automake libtool pkg-config
 		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libxml2-dev libcmocka-dev
 		postgresql-15 postgresql-client-15 curl ca-certificates valgrind jq
 		clang libclang-rt-14-dev python3 python3-psycopg2 libmicrohttpd-dev prometheus
-		universal-ctags)
+		universal-ctags chromium)
 	# Only the test command needs these: tests/packaging/build-debs.sh (run
 	# last by tests/run.sh) builds the Debian packages with dpkg-buildpackage
 	# and dh, checks them with lintian, and shifts its clock with faketime.

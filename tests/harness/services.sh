@@ -62,6 +62,22 @@ standardwebhooks_install() {
 	) 9>"$OUTBOX_TOOLS_DIR/.npm-install.lock" >&2
 }
 
+# Installs playwright-core (tests/integration/test_console_browser.sh drives
+# Debian's chromium with it; it downloads no browser) into OUTBOX_TOOLS_DIR
+# once (npm, pinned version), under the same lock as node_pg_install.
+PLAYWRIGHT_CORE_VERSION=1.65.1
+playwright_core_install() {
+	mkdir -p "$OUTBOX_TOOLS_DIR"
+	(
+		flock 9
+		if [ -f "$OUTBOX_TOOLS_DIR/node_modules/playwright-core/package.json" ] &&
+		   grep -q "\"version\": \"$PLAYWRIGHT_CORE_VERSION\"" "$OUTBOX_TOOLS_DIR/node_modules/playwright-core/package.json"; then
+			exit 0
+		fi
+		cd "$OUTBOX_TOOLS_DIR" && npm install --no-audit --no-fund --silent "playwright-core@$PLAYWRIGHT_CORE_VERSION"
+	) 9>"$OUTBOX_TOOLS_DIR/.npm-install.lock" >&2
+}
+
 # Installs fauxqs into OUTBOX_TOOLS_DIR once (npm, pinned version).
 fauxqs_install() {
 	if [ -f "$OUTBOX_TOOLS_DIR/node_modules/fauxqs/package.json" ] &&

@@ -444,6 +444,29 @@ static void test_plugin_path(void **state)
 }
 
 /*
+ * [console]: off by default; a loopback listen needs no token; any listen
+ * is accepted once the token's variable is set (console.ini and
+ * console_no_token.ini are the refusals).
+ */
+static void test_console(void **state)
+{
+	struct cfg *cfg = load_fixture_ok("console_loopback");
+
+	(void)state;
+	assert_string_equal(cfg->console.listen, "127.0.0.1:9188");
+	assert_null(cfg->console.token_env);
+	cfg_free(cfg);
+	cfg = load_fixture_ok("defaults");
+	assert_null(cfg->console.listen);
+	cfg_free(cfg);
+	assert_int_equal(setenv("OUTBOX_TEST_CONSOLE_TOKEN_NEVER_SET", "t0ken", 1), 0);
+	cfg = load_fixture_ok("console_unset_env");
+	assert_string_equal(cfg->console.token_env, "OUTBOX_TEST_CONSOLE_TOKEN_NEVER_SET");
+	cfg_free(cfg);
+	assert_int_equal(unsetenv("OUTBOX_TEST_CONSOLE_TOKEN_NEVER_SET"), 0);
+}
+
+/*
  * cfg_load_partial (--check-config): the same errors as cfg_load, and the
  * file's destinations all the same, so their plugins can be checked in
  * the same pass; a refused key keeps its default.
@@ -521,6 +544,10 @@ int main(void)
 		cmocka_unit_test(test_size_limits),
 		ERROR_FIXTURE(plugin_path),
 		ERROR_FIXTURE(retention_horizon),
+		cmocka_unit_test(test_console),
+		ERROR_FIXTURE(console),
+		ERROR_FIXTURE(console_no_token),
+		ERROR_FIXTURE(console_unset_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
