@@ -21,34 +21,6 @@
 /* "Redrive all matching" redrives at most this many jobs per request. */
 #define REDRIVE_ALL_MAX 10000
 
-static bool wants_json(const struct console_request *req)
-{
-	const char *accept = console_header(req, "Accept");
-
-	return accept != NULL && strstr(accept, "application/json") != NULL;
-}
-
-void console_action_done(const struct console_request *req, struct console_response *resp,
-                 json_t *doc, const char *fallback)
-{
-	char back[256];
-	const char *b = console_form(req, "back", back, sizeof(back));
-
-	if (wants_json(req)) {
-		resp->body = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		resp->len = resp->body != NULL ? strlen(resp->body) : 0;
-		resp->type = "application/json";
-		resp->status = 200;
-		json_decref(doc);
-		return;
-	}
-	json_decref(doc);
-	/* Only a path of this server: never an open redirect. */
-	if (b == NULL || b[0] != '/' || b[1] == '/' || b[1] == '\\' || strpbrk(b, "\r\n") != NULL)
-		b = fallback;
-	html_redirect(resp, b);
-}
-
 static PGconn *ready_db(struct console_ctx *c, const struct console_request *req,
                         struct console_response *resp)
 {

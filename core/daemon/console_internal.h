@@ -1,7 +1,9 @@
 /*
  * daemon/console_internal.h: what the console's files share (console.c,
- * the server and access; console_html.c, the page frame; console_pages.c,
- * the pages; console_actions.c, the POST actions).
+ * the server, access and routing; console_request.c, what every handler
+ * uses; console_html.c, the page frame; console_pages.c and
+ * console_jobs.c, the pages; console_actions.c, the POST actions).  Calls
+ * go one way: console.c -> pages, actions -> jobs -> request -> html.
  *
  * Every handler runs on libmicrohttpd's one thread, so the connection and
  * the buffers need no lock.
@@ -55,7 +57,7 @@ struct console_ctx {
 	struct console_snapshot snapshot; /* the overview's counts */
 };
 
-/* ---- console.c ---- */
+/* ---- console_request.c ---- */
 
 /* The connection, (re)connected when needed; NULL with err set. */
 PGconn *console_db(struct console_ctx *c, char *err, size_t errlen);
@@ -109,7 +111,10 @@ void console_page_jobs(struct console_ctx *c, const struct console_request *req,
 void console_page_job(struct console_ctx *c, const struct console_request *req,
                       struct console_response *resp, const char *job_id);
 
-/* ---- console_actions.c ---- */
+/* Answers an action with doc (stolen): JSON to a script that accepts it,
+ * else a 303 to the form's "back" (a local path) or to fallback. */
+void console_action_done(const struct console_request *req, struct console_response *resp,
+                         json_t *doc, const char *fallback);
 
 /* ---- console_jobs.c ---- */
 
@@ -117,10 +122,7 @@ void console_page_job(struct console_ctx *c, const struct console_request *req,
 bool console_job_action(struct console_ctx *c, const struct console_request *req,
                         struct console_response *resp, const char *job_id, const char *verb);
 
-/* Answers an action with doc (stolen): JSON to a script that accepts it,
- * else a 303 to the form's "back" (a local path) or to fallback. */
-void console_action_done(const struct console_request *req, struct console_response *resp,
-                         json_t *doc, const char *fallback);
+/* ---- console_actions.c ---- */
 
 /* POST /jobs/JOB_ID/VERB and /destinations/NAME/VERB and /dead/redrive;
  * false when path is none of them. */
