@@ -5,8 +5,10 @@
  *
  * Per destination (configured ones first, then any other found in the
  * database): job counts by state, outbox counts by state, the age of the
- * oldest NEW event and of the oldest due PENDING job (seconds since the row
- * was created; null when there is none).  Every state appears, zero
+ * oldest NEW event and of the oldest due PENDING job (seconds since it had
+ * to wait: since the row was created or, for a job scheduled with run_at,
+ * since it became due; an event held for such a job until then is not
+ * waiting; null when there is none).  Every state appears, zero
  * included.  Then each queue's and DLQ's approximate depth (one
  * GetQueueAttributes each) and the registered instances.  A service that
  * is down costs only its part: the rest is printed, and every failure is
@@ -39,11 +41,13 @@ static const char counts_sql[] =
 
 static const char ages_sql[] =
 	"SELECT 'oldest_new_age_seconds', destination,"
-	"       round(extract(epoch FROM now() - min(created_at))::numeric, 3)"
-	"  FROM outbox.outbox_events WHERE status = 'NEW' GROUP BY 2"
+	"       round(extract(epoch FROM now() - min(CASE WHEN attempts = 0 THEN next_attempt_at"
+	"                                                 ELSE created_at END))::numeric, 3)"
+	"  FROM outbox.outbox_events WHERE status = 'NEW'"
+	"   AND (attempts > 0 OR next_attempt_at <= now()) GROUP BY 2"
 	" UNION ALL"
 	" SELECT 'oldest_due_pending_age_seconds', destination,"
-	"       round(extract(epoch FROM now() - min(created_at))::numeric, 3)"
+	"       round(extract(epoch FROM now() - min(greatest(created_at, run_at)))::numeric, 3)"
 	"  FROM outbox.jobs WHERE status = 'PENDING' AND next_attempt_at <= now() GROUP BY 2";
 
 static json_t *zero_counts(const char *const *states, int n)

@@ -32,7 +32,8 @@ static const struct command commands[] = {
 	 "apply the migrations in order, refusing an applied file that changed"},
 	{"enqueue", cmd_enqueue,
 	 "enqueue --type T --destination D --identity JSON --payload JSON [--traceparent TP]\n"
-	 "                [--type T] [--destination D] FILE|-",
+	 "                [--run-at ISO8601]\n"
+	 "                [--type T] [--destination D] [--run-at ISO8601] FILE|-",
 	 "enqueue a job of any type, from options or one per JSON line; print its ids"},
 	{"enqueue-news", cmd_enqueue_news, "enqueue-news [--destination D] FILE|-",
 	 "enqueue one news job per JSON line; print its job_id and event_id"},
