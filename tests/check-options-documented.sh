@@ -1,12 +1,12 @@
 #!/bin/bash
-# Every option in the table of core/config/config.c must appear, in its own
+# Every option in the table of core/config/options.c must appear, in its own
 # section, in docs/configuration.md (as a table row "| `key` | ...") and in
 # conf/relay.ini.sample.in (as a "key = value" line, possibly commented
 # out).
 set -euo pipefail
 
 srcdir=${OUTBOX_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-table=$srcdir/core/config/config.c
+table=$srcdir/core/config/options.c
 docs=$srcdir/docs/configuration.md
 sample=$srcdir/conf/relay.ini.sample.in
 

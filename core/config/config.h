@@ -4,7 +4,7 @@
  * config/config.h: relay.ini, parsed and validated into one immutable object.
  *
  * cfg_load() parses the whole file with inih, checks every key against the
- * option table in config.c, and collects every problem it finds (it never
+ * option table in options.c, and collects every problem it finds (it never
  * stops at the first) as "FILE:LINE: [section] key: problem" messages.
  * Values of plugin.* keys are kept as text with their line; the plugin
  * loader validates them against the plugin's own option table.

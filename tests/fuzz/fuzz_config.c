@@ -1,6 +1,6 @@
 /*
  * fuzz_config.c: libFuzzer harness for the relay.ini parser
- * (core/config/config.c, config/text.c).
+ * (core/config/).
  *
  * The input is the file.  cfg_load() takes a path and refuses anything but
  * a regular file, so the bytes go into a memfd (a regular file in memory)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * test_config.c: relay.ini parsing (core/config/config.c).
+ * test_config.c: relay.ini parsing (core/config/).
  *
  * Error cases are table-driven: tests/unit/config/NAME.ini must fail to load
  * with exactly the lines of NAME.expected, where the fixture directory is

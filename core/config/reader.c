@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
+/*
+ * config/reader.c: opening relay.ini and reading it one line at a time,
+ * with hard limits on the file and the line, and refusing bytes that have
+ * no place in a configuration file.  What a line means is config.c's.
+ */
+#include "config/config.h"
+#include "config/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config/text.h"
+
+/* ---- opening ---- */
+
+/*
+ * Opens path for reading, refusing anything but a regular file of at most
+ * CFG_MAX_FILE_BYTES: a device or a FIFO never ends, and a relay.ini that
+ * large is a mistake.
+ */
+FILE *cfg_open(struct cfg_parser *p, const char *path)
+{
+	struct stat st;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp) {
+		cfg_error(p, 0, NULL, NULL, "could not open file: %s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(fp), &st) < 0) {
+		cfg_error(p, 0, NULL, NULL, "could not stat file: %s", strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		cfg_error(p, 0, NULL, NULL, "could not read file: it is %s, not a regular file",
+			  S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) ? "a character device"
+			  : S_ISBLK(st.st_mode) ? "a block device" : S_ISFIFO(st.st_mode) ? "a FIFO"
+			  : "a special file");
+	} else if (st.st_size > CFG_MAX_FILE_BYTES) {
+		cfg_error(p, 0, NULL, NULL, "file is too large (%lld bytes, at most %ld)",
+			  (long long)st.st_size, CFG_MAX_FILE_BYTES);
+	} else {
+		return fp;
+	}
+	fclose(fp);
+	return NULL;
+}
+
+/* ---- lines ---- */
+
+/* Mirrors inih's search for "=" or ":" that stops at an inline " ;" comment. */
+bool cfg_has_separator(const char *s)
+{
+	bool was_space = false;
+
+	for (; *s; s++) {
+		if (*s == '=' || *s == ':')
+			return true;
+		if (was_space && *s == ';')
+			return false;
+		was_space = isspace((unsigned char)*s);
+	}
+	return false;
+}
+
+/* Returns the line's content without its end-of-line characters or BOM. */
+char *cfg_line_content(struct cfg_parser *p, size_t len)
+{
+	char *s = p->buf;
+
+	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+		s[--len] = '\0';
+	if (p->line == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+		s += 3;
+	return s;
+}
+
+/* Bytes of a line of length len that the buffer holds. */
+size_t cfg_stored_len(ssize_t len)
+{
+	return (size_t)len < CFG_LINE_BUF - 1 ? (size_t)len : CFG_LINE_BUF - 1;
+}
+
+/*
+ * Reads one line, its newline included, into p->buf (cut at CFG_LINE_BUF - 1
+ * bytes, NUL-terminated) and returns its whole length, or -1 at the end of
+ * the file, on a read error, or once the file passed CFG_MAX_FILE_BYTES.
+ * Unlike getline() it never allocates: a file without newlines costs
+ * nothing but the time to read CFG_MAX_FILE_BYTES.  NUL bytes are kept
+ * (p->nul_at) so that the caller can refuse them: inih would silently cut
+ * the value at the first one.
+ */
+ssize_t cfg_next_line(struct cfg_parser *p)
+{
+	ssize_t len = 0;
+	int c = EOF;
+
+	p->nul_at = -1;
+	while (!p->too_large && (c = getc(p->fp)) != EOF) {
+		if (++p->bytes_read > CFG_MAX_FILE_BYTES) {
+			p->too_large = true;
+			break;
+		}
+		if (c == '\0' && p->nul_at < 0)
+			p->nul_at = (long)len;
+		if ((size_t)len < CFG_LINE_BUF - 1)
+			p->buf[len] = (char)c;
+		len++;
+		if (c == '\n')
+			break;
+	}
+	p->buf[cfg_stored_len(len)] = '\0';
+	if (p->too_large || (len == 0 && c == EOF))
+		return -1;
+	return len;
+}
+
+/* Refuses a line with a NUL byte or bytes that are not UTF-8, by column. */
+bool cfg_line_bytes_ok(struct cfg_parser *p, size_t len)
+{
+	long bad;
+
+	if (p->nul_at >= 0) {
+		cfg_error(p, p->line, p->section, NULL,
+			  "line contains a NUL byte (column %ld)", p->nul_at + 1);
+		return false;
+	}
+	if (len >= CFG_LINE_BUF - 1)
+		return true; /* too long: refused as such, and its end is not in buf */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p->buf[i];
+
+		/* Tab is white space, CR and LF end the line; the rest has no
+		 * place in a value and would only fail later, far from here. */
+		if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f) {
+			cfg_error(p, p->line, p->section, NULL,
+				  "line contains the control character 0x%02x (column %zu)", c, i + 1);
+			return false;
+		}
+	}
+	bad = cfg_text_utf8_error(p->buf, len);
+	if (bad < 0)
+		return true;
+	/* As PostgreSQL says it, but with the first offending byte only: the
+	 * bytes after it may be part of a secret. */
+	cfg_error(p, p->line, p->section, NULL,
+		  "invalid byte sequence for encoding \"UTF8\": 0x%02x (column %ld)",
+		  (unsigned char)p->buf[bad], bad + 1);
+	return false;
+}
+
