@@ -220,6 +220,7 @@ void cfg_check_file(struct cfg_parser *p)
 			  "missing required section: at least one destination is required");
 	cfg_check_destination_urls(p);
 	cfg_check_retention(p);
+	cfg_check_schedules(p);
 	if (cfg->relay.retry_max_seconds >= cfg->relay.retry_base_seconds)
 		return;
 	for (size_t i = 0; i < CFG_N_OPTS && !line; i++) {
