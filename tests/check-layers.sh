@@ -23,6 +23,7 @@ consumer 3
 price 3
 maintenance 3
 ops 3
+schedule 3
 daemon 4
 ctl 4
 bench 5

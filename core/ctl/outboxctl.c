@@ -69,6 +69,8 @@ static const struct command commands[] = {
 	 "attempt ends without success)"},
 	{"retry", cmd_retry, "retry JOB_ID...",
 	 "make pending jobs in a retry's backoff, or scheduled for later, due now"},
+	{"schedules", cmd_schedules, "schedules [--json]",
+	 "list the [schedule:NAME] sections with their last and next slots"},
 };
 
 /* "COMMAND --help" (or -h) anywhere before "--": the command's help. */

@@ -38,6 +38,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
+#include "schedule/scheduler.h"
 #include "common/version.h"
 #include "aws/sqs.h"
 
@@ -282,6 +283,7 @@ static int run(const struct cfg *cfg, enum role role)
 {
 	struct daemon_units *units = NULL;
 	struct maintenance *maint = NULL;
+	struct scheduler *sched = NULL;
 	struct observe *obs = NULL;
 	char instance_id[300], host[256];
 	sigset_t set;
@@ -304,6 +306,9 @@ static int run(const struct cfg *cfg, enum role role)
 	/* Every role: the advisory locks pick one instance per task. */
 	if (maintenance_start(cfg, instance_id, &maint) < 0)
 		goto out;
+	/* Every role too, and one instance at a time (its own advisory lock). */
+	if (scheduler_start(cfg, instance_id, &sched) < 0)
+		goto out;
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
@@ -312,6 +317,7 @@ static int run(const struct cfg *cfg, enum role role)
 	rc = OUTBOXD_EXIT_OK;
 out:
 	observe_stopping(obs);
+	scheduler_stop(sched);
 	maintenance_stop(maint);
 	daemon_units_stop(units);
 	observe_stop(obs);
