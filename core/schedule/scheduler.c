@@ -202,23 +202,16 @@ static void take_over(struct scheduler *s, int64_t now)
 /* Takes the lock if nobody holds it.  1 leader, 0 not, -1 error. */
 static int try_lead(struct scheduler *s)
 {
-	char err[SCHED_ERR_LEN], cls[16], obj[16];
-	const char *params[2] = {cls, obj};
-	PGresult *res;
-	bool got;
+	char err[SCHED_ERR_LEN];
+	int got = db_try_advisory_lock(s->conn, SCHEDULE_LOCK_CLASS, SCHEDULE_LOCK_OBJECT, err,
+	                               sizeof(err));
 
-	snprintf(cls, sizeof(cls), "%d", SCHEDULE_LOCK_CLASS);
-	snprintf(obj, sizeof(obj), "%d", SCHEDULE_LOCK_OBJECT);
-	res = db_query(s->conn, "SELECT pg_try_advisory_lock($1::integer, $2::integer)", 2, params,
-	               err, sizeof(err));
-	if (res == NULL) {
+	if (got < 0) {
 		disconnect(s, err);
 		return -1;
 	}
-	got = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	s->leader = got;
-	return got ? 1 : 0;
+	s->leader = got == 1;
+	return got;
 }
 
 /* Milliseconds from now_ms until the next slot of any schedule, at most
