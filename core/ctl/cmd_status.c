@@ -7,8 +7,9 @@
  * database): job counts by state, outbox counts by state, the age of the
  * oldest NEW event and of the oldest due PENDING job (seconds since it had
  * to wait: since the row was created or, for a job scheduled with run_at,
- * since it became due; an event held for such a job until then is not
- * waiting; null when there is none).  Every state appears, zero
+ * since it became due (its run_at, or when outboxctl retry made it due); an
+ * event held for such a job until then is not waiting; null when there is
+ * none).  Every state appears, zero
  * included.  Then each queue's and DLQ's approximate depth (one
  * GetQueueAttributes each) and the registered instances.  A service that
  * is down costs only its part: the rest is printed, and every failure is
@@ -47,7 +48,8 @@ static const char ages_sql[] =
 	"   AND (attempts > 0 OR next_attempt_at <= now()) GROUP BY 2"
 	" UNION ALL"
 	" SELECT 'oldest_due_pending_age_seconds', destination,"
-	"       round(extract(epoch FROM now() - min(greatest(created_at, run_at)))::numeric, 3)"
+	"       round(extract(epoch FROM now() - min(least(greatest(created_at, run_at),"
+	"                                                  next_attempt_at)))::numeric, 3)"
 	"  FROM outbox.jobs WHERE status = 'PENDING' AND next_attempt_at <= now() GROUP BY 2";
 
 static json_t *zero_counts(const char *const *states, int n)
