@@ -99,7 +99,7 @@ ops_stop "$S" || true
 last=$(q "SELECT max(extract(epoch FROM (identity->>'slot')::timestamptz))::bigint FROM outbox.jobs WHERE identity->>'schedule' = 'tick-last'")
 lastn=$(q "SELECT max(extract(epoch FROM (identity->>'slot')::timestamptz))::bigint FROM outbox.jobs WHERE identity->>'schedule' = 'tick-none'")
 lasta=$(q "SELECT max(extract(epoch FROM (identity->>'slot')::timestamptz))::bigint FROM outbox.jobs WHERE identity->>'schedule' = 'tick'")
-down() { [ "$(q "SELECT extract(epoch FROM now())::bigint")" -ge $((last + 10)) ]; }
+down() { [ "$(q "SELECT floor(extract(epoch FROM now()))::bigint")" -ge $((last + 10)) ]; }
 check "(10 s down)" wait_for 20 down
 ops_start "$INI" "$TEST_TMP/c.log"
 back() { [ "$(q "SELECT count(*) FROM outbox.jobs WHERE identity->>'schedule' = 'tick-last' AND (identity->>'slot')::timestamptz > to_timestamp($last)")" -ge 1 ]; }
