@@ -264,3 +264,16 @@ CREATE TABLE outbox.schedules (
     instance_id text        NOT NULL,   -- the outboxd instance that enqueued it
     updated_at  timestamptz NOT NULL DEFAULT now()
 );
+
+-- The producers' role of V8 keeps its right to enqueue: the function it was
+-- granted on was replaced above.  A migrating role that may not create
+-- roles left it uncreated (V8 warned); then there is nothing to grant.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'outbox_producer') THEN
+        GRANT EXECUTE ON FUNCTION
+            outbox.enqueue(text, text, json, jsonb, text, text, timestamptz, integer, timestamptz)
+            TO outbox_producer;
+    END IF;
+END
+$$;

@@ -359,8 +359,10 @@ void cfg_free(struct cfg *cfg)
 	for (size_t i = 0; i < cfg->n_destinations; i++)
 		cfg_destination_free(&cfg->destinations[i]);
 	free(cfg->destinations);
-	for (size_t i = 0; i < cfg->n_schedules; i++)
-		cfg_schedule_free(&cfg->schedules[i]);
+	for (size_t i = 0; i < cfg->n_schedules; i++) {
+		cfg_free_strings(&cfg->schedules[i], CFG_BASE_SCHED);
+		free(cfg->schedules[i].name);
+	}
 	free(cfg->schedules);
 	cfg_free_strings(cfg, CFG_BASE_CFG);
 	free(cfg->file);

@@ -159,12 +159,6 @@ void cfg_check_schedules(struct cfg_parser *p)
 	}
 }
 
-void cfg_schedule_free(struct cfg_schedule *s)
-{
-	cfg_free_strings(s, CFG_BASE_SCHED);
-	free(s->name);
-}
-
 const struct cfg_schedule *cfg_find_schedule(const struct cfg *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->n_schedules; i++) {

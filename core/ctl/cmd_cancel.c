@@ -13,7 +13,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/job_text.h"
 #include "ops/job_actions.h"
 

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/job_text.h"
 #include "ops/jobs.h"
 

@@ -10,7 +10,7 @@
  * again).  Prints "JOB_ID due_now" (or "already_due"); --json
  * {"retried": [...], "failed": [...]}.
  */
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/job_text.h"
 #include "ops/job_actions.h"
 

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/job_text.h"
 #include "ops/ops.h"
 #include "schedule/list.h"

@@ -2,12 +2,15 @@
 # need on Debian 12, as root.  Source it and call install_deps; it asks apt
 # only for what is missing (Node and npm may come from outside Debian).
 # libmicrohttpd-dev: outboxd's /metrics, /healthz and /readyz server;
-# prometheus: promtool, which test_observability.sh checks /metrics with.
+# prometheus: promtool, which test_observability.sh checks /metrics with;
+# universal-ctags: tests/check-layers.sh finds the function definitions of
+# core/ with it, to fail on a call cycle between files.
 install_deps() {
 	local pkgs=(build-essential autoconf automake libtool pkg-config
 		libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libxml2-dev libcmocka-dev
 		postgresql-15 postgresql-client-15 curl ca-certificates valgrind jq
-		clang libclang-rt-14-dev python3 python3-psycopg2 libmicrohttpd-dev prometheus)
+		clang libclang-rt-14-dev python3 python3-psycopg2 libmicrohttpd-dev prometheus
+		universal-ctags)
 	local want=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")

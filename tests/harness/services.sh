@@ -80,6 +80,9 @@ fsync = off
 full_page_writes = off
 max_connections = 200
 log_min_messages = warning
+# Loaded, not created: only a test that runs CREATE EXTENSION in its own
+# database reads it (tests/integration/test_consumer_statements.sh).
+shared_preload_libraries = 'pg_stat_statements'
 CONF
 	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null || {
 		cat "$dir/server.log" >&2; rm -rf "$dir"; return 1; }
