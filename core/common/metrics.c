@@ -41,6 +41,7 @@ static const struct counter_def counter_defs[METRIC_N_COUNTERS] = {
 	[METRIC_JOBS_DEAD_STALE] = {"outboxd_jobs_dead", NULL, "reason", "STALE"},
 	[METRIC_JOBS_DEAD_DLQ] = {"outboxd_jobs_dead", NULL, "reason", "DLQ"},
 	[METRIC_JOBS_DEAD_UNROUTABLE] = {"outboxd_jobs_dead", NULL, "reason", "UNROUTABLE"},
+	[METRIC_JOBS_DEAD_MAX_ATTEMPTS] = {"outboxd_jobs_dead", NULL, "reason", "MAX_ATTEMPTS"},
 	[METRIC_DUPLICATES_SKIPPED] = {"outboxd_duplicate_deliveries_skipped", "Deliveries of a job already terminal or of an older redrive generation, deleted unrun.", NULL, NULL},
 	[METRIC_DB_RECONNECTS] = {"outboxd_database_reconnects", "Database connections found lost and dropped (each is opened again).", NULL, NULL},
 };

@@ -33,6 +33,7 @@ enum metric_counter {
 	METRIC_JOBS_DEAD_STALE,         /* outboxd_jobs_dead_total{reason="STALE"} */
 	METRIC_JOBS_DEAD_DLQ,           /* outboxd_jobs_dead_total{reason="DLQ"} */
 	METRIC_JOBS_DEAD_UNROUTABLE,    /* outboxd_jobs_dead_total{reason="UNROUTABLE"}: the relay killed its event */
+	METRIC_JOBS_DEAD_MAX_ATTEMPTS,  /* outboxd_jobs_dead_total{reason="MAX_ATTEMPTS"} */
 	METRIC_DUPLICATES_SKIPPED,      /* outboxd_duplicate_deliveries_skipped_total */
 	METRIC_DB_RECONNECTS,           /* outboxd_database_reconnects_total */
 	METRIC_N_COUNTERS

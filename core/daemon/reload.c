@@ -26,6 +26,7 @@ static bool same_destination(const struct cfg_destination *a, const struct cfg_d
 	if (!same_str(a->queue_url, b->queue_url) || !same_str(a->dlq_url, b->dlq_url) ||
 	    !same_str(a->plugin, b->plugin) || a->max_receive_count != b->max_receive_count ||
 	    a->handler_timeout_seconds != b->handler_timeout_seconds ||
+	    a->max_attempts != b->max_attempts ||
 	    a->n_plugin_options != b->n_plugin_options)
 		return false;
 	for (size_t i = 0; i < a->n_plugin_options; i++) {
