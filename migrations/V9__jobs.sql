@@ -250,3 +250,30 @@ BEGIN
     RETURN QUERY SELECT 'due_now'::text, v.status, now();
 END
 $$;
+
+-- The periodic jobs of [schedule:NAME] sections (docs/configuration.md):
+-- the last slot enqueued for each schedule, written in the same statement
+-- as the slot's job, so that an instance taking over knows where the
+-- schedule stands.  The job itself is what makes a slot run once (its
+-- identity is {"schedule": NAME, "slot": TIME}); this row only says how
+-- far the schedule got.
+CREATE TABLE outbox.schedules (
+    name        text        PRIMARY KEY,
+    last_slot   timestamptz NOT NULL,
+    last_job_id text        NOT NULL,
+    instance_id text        NOT NULL,   -- the outboxd instance that enqueued it
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+
+-- The producers' role of V8 keeps its right to enqueue: the function it was
+-- granted on was replaced above.  A migrating role that may not create
+-- roles left it uncreated (V8 warned); then there is nothing to grant.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'outbox_producer') THEN
+        GRANT EXECUTE ON FUNCTION
+            outbox.enqueue(text, text, json, jsonb, text, text, timestamptz, integer, timestamptz)
+            TO outbox_producer;
+    END IF;
+END
+$$;

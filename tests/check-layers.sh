@@ -29,6 +29,7 @@ consumer 3
 price 3
 maintenance 3
 ops 4
+schedule 3
 daemon 5
 ctl 5
 bench 6

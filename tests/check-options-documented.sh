@@ -20,7 +20,8 @@ fi
 # in_section FILE SECTION LINE_REGEX: some line of FILE in SECTION matches.
 # In the sample a section starts at "[SECTION]"; in the docs at a heading
 # "## [SECTION]" (any other heading ends it).  "destination" matches any
-# [destination:NAME].
+# [destination:NAME].  A sample section may be an example commented out
+# whole (";[schedule:NAME]").
 in_section() {
 	awk -v sect="$2" -v re="$3" -v md="${1##*.}" '
 		md == "md" && /^#+[[:space:]]/ {
@@ -28,7 +29,8 @@ in_section() {
 			sub(/^#+[[:space:]]+/, "", cur)
 			next
 		}
-		md != "md" && /^\[/ {
+		md != "md" && /^[;#]?\[/ {
+			sub(/^[;#]/, "")
 			cur = $0
 			next
 		}

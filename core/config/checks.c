@@ -381,6 +381,7 @@ void cfg_check_file(struct cfg_parser *p)
 	cfg_check_regions(p);
 	cfg_check_retention(p);
 	cfg_check_console(p);
+	cfg_check_schedules(p);
 	if (cfg->relay.retry_max_seconds >= cfg->relay.retry_base_seconds)
 		return;
 	for (size_t i = 0; i < CFG_N_OPTS && !line; i++) {

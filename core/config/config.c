@@ -32,22 +32,33 @@ _Static_assert(sizeof(cfg_fixed_sections) / sizeof(cfg_fixed_sections[0]) == CFG
 
 /* ---- sections ---- */
 
+/* Whether option o belongs to the section p is in. */
+static bool cfg_opt_mine(const struct cfg_parser *p, const struct cfg_opt *o)
+{
+	if (p->kind == CFG_SECT_DEST)
+		return cfg_opt_base(o) == CFG_BASE_DEST;
+	if (p->kind == CFG_SECT_SCHED)
+		return cfg_opt_base(o) == CFG_BASE_SCHED;
+	return strcmp(o->section, p->section) == 0;
+}
+
 /* Reports required keys the section just ended did not set. */
 static void cfg_section_finish(struct cfg_parser *p)
 {
 	bool dest = p->kind == CFG_SECT_DEST;
 
-	if (p->kind != CFG_SECT_FIXED && !dest)
+	if (p->kind != CFG_SECT_FIXED && !dest && p->kind != CFG_SECT_SCHED)
 		return;
 	for (size_t i = 0; i < CFG_N_OPTS; i++) {
 		const struct cfg_opt *o = &cfg_opts[i];
-		bool mine = dest ? cfg_opt_is_dest(o) : strcmp(o->section, p->section) == 0;
 
-		if (mine && (o->flags & CFG_F_REQUIRED) && !p->opt_line[i])
+		if (cfg_opt_mine(p, o) && (o->flags & CFG_F_REQUIRED) && !p->opt_line[i])
 			cfg_error(p, p->section_line, p->section, o->name, "missing required key");
 	}
 	if (dest)
 		cfg_remember_url_lines(p);
+	if (p->kind == CFG_SECT_SCHED)
+		cfg_schedule_finish(p);
 }
 
 static void cfg_destination_start(struct cfg_parser *p, const char *name)
@@ -75,7 +86,7 @@ static void cfg_destination_start(struct cfg_parser *p, const char *name)
 	cfg->n_destinations++;
 	d->line = p->line;
 	d->name = copy;
-	if (cfg_apply_defaults(d, true) < 0)
+	if (cfg_apply_defaults(d, CFG_BASE_DEST) < 0)
 		goto oom;
 	for (size_t i = 0; i < CFG_N_OPTS; i++) {
 		if (cfg_opt_is_dest(&cfg_opts[i]))
@@ -115,6 +126,8 @@ static size_t cfg_section_max(const char *name)
 {
 	if (strncmp(name, CFG_DEST_PREFIX, strlen(CFG_DEST_PREFIX)) == 0)
 		return strlen(CFG_DEST_PREFIX) + CFG_DEST_NAME_MAX;
+	if (strncmp(name, CFG_SCHED_PREFIX, strlen(CFG_SCHED_PREFIX)) == 0)
+		return strlen(CFG_SCHED_PREFIX) + CFG_SCHED_NAME_MAX;
 	return CFG_MAX_NAME_LEN;
 }
 
@@ -152,6 +165,10 @@ static void cfg_section_start(struct cfg_parser *p, char *t)
 	}
 	if (strncmp(name, CFG_DEST_PREFIX, strlen(CFG_DEST_PREFIX)) == 0) {
 		cfg_destination_start(p, name + strlen(CFG_DEST_PREFIX));
+		return;
+	}
+	if (strncmp(name, CFG_SCHED_PREFIX, strlen(CFG_SCHED_PREFIX)) == 0) {
+		cfg_schedule_start(p, name + strlen(CFG_SCHED_PREFIX));
 		return;
 	}
 	cfg_error(p, p->line, p->section, NULL, "unknown section");
@@ -228,6 +245,8 @@ static void cfg_set_key(struct cfg_parser *p, const char *name, const char *v)
 	bool dest = p->kind == CFG_SECT_DEST;
 	void *base = p->cfg;
 
+	if (p->kind == CFG_SECT_SCHED)
+		base = &p->cfg->schedules[p->sched_idx];
 	if (dest) {
 		base = &p->cfg->destinations[p->dest_idx];
 		if (strncmp(name, CFG_PLUGIN_PREFIX, strlen(CFG_PLUGIN_PREFIX)) == 0) {
@@ -237,9 +256,8 @@ static void cfg_set_key(struct cfg_parser *p, const char *name, const char *v)
 	}
 	for (size_t i = 0; i < CFG_N_OPTS; i++) {
 		const struct cfg_opt *o = &cfg_opts[i];
-		bool mine = dest ? cfg_opt_is_dest(o) : strcmp(o->section, p->section) == 0;
 
-		if (mine && strcmp(o->name, name) == 0) {
+		if (cfg_opt_mine(p, o) && strcmp(o->name, name) == 0) {
 			cfg_set_opt(p, i, base, v);
 			return;
 		}
@@ -272,6 +290,7 @@ static int cfg_on_key(void *user, const char *section, const char *name, const c
 		break;
 	case CFG_SECT_FIXED:
 	case CFG_SECT_DEST:
+	case CFG_SECT_SCHED:
 		cfg_set_key(p, name, value);
 		break;
 	}
@@ -318,7 +337,7 @@ static struct cfg *cfg_new(const char *path)
 	if (!cfg)
 		return NULL;
 	cfg->file = strdup(path);
-	if (!cfg->file || cfg_apply_defaults(cfg, false) < 0) {
+	if (!cfg->file || cfg_apply_defaults(cfg, CFG_BASE_CFG) < 0) {
 		cfg_free(cfg);
 		return NULL;
 	}

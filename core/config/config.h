@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "common/compiler.h"
+#include "common/cron.h"
 
 /*
  * A list of error messages; each is a malloc'd, NUL-terminated line without
@@ -58,8 +59,34 @@ struct cfg_destination {
 	int message_retention_seconds;     /* the queue's MessageRetentionPeriod; default 4 days */
 	int dlq_message_retention_seconds; /* the DLQ's; default 14 days */
 	int handler_timeout_seconds; /* execute() time limit; 0: none; default 600 */
+	int max_attempts;       /* a RETRY of attempt max_attempts ends DEAD 'MAX_ATTEMPTS'; 0: no limit */
 	struct cfg_plugin_option *plugin_options;
 	size_t n_plugin_options;
+};
+
+/* What a schedule does with the slots that passed while no instance ran it. */
+enum cfg_catch_up {
+	CFG_CATCH_UP_LAST = 0, /* enqueue the latest of them (the default) */
+	CFG_CATCH_UP_NONE,     /* enqueue none: only slots from now on */
+	CFG_CATCH_UP_ALL,      /* enqueue each, at most CFG_CATCH_UP_ALL_MAX (the latest) */
+};
+
+#define CFG_CATCH_UP_ALL_MAX 1000
+
+/* [schedule:NAME]: a periodic job (docs/configuration.md); strings owned by the cfg. */
+struct cfg_schedule {
+	char *name;             /* NAME of [schedule:NAME] */
+	int line;               /* line of the section header */
+	char *cron;             /* "MIN HOUR DOM MON DOW"; NULL when every is set */
+	struct cron cron_expr;  /* cron, parsed */
+	int every_seconds;      /* 0 when cron is set */
+	char *timezone;         /* cron's wall clock, e.g. "Europe/Berlin"; NULL: UTC */
+	char *job_type;         /* required */
+	char *destination;      /* required; a configured destination */
+	int destination_line;
+	char *payload;          /* JSON object or array; default "{}" */
+	char *catch_up;         /* as written; default "last" */
+	enum cfg_catch_up catch_up_mode;
 };
 
 struct cfg {
@@ -145,6 +172,8 @@ struct cfg {
 
 	struct cfg_destination *destinations;  /* in file order */
 	size_t n_destinations;
+	struct cfg_schedule *schedules;        /* in file order */
+	size_t n_schedules;
 };
 
 /*
@@ -189,6 +218,9 @@ int cfg_sweeper_horizon_seconds(const struct cfg *cfg);
 
 /* Borrowed pointer into cfg, or NULL. */
 const struct cfg_destination *cfg_find_destination(const struct cfg *cfg, const char *name);
+
+/* Borrowed pointer into cfg, or NULL. */
+const struct cfg_schedule *cfg_find_schedule(const struct cfg *cfg, const char *name);
 
 /*
  * For the plugin loader: appends "FILE:LINE: [destination:NAME] plugin.KEY:

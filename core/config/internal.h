@@ -45,6 +45,10 @@ enum cfg_type {
 #define CFG_DEST_PREFIX "destination:"
 #define CFG_PLUGIN_PREFIX "plugin."
 #define CFG_DEST_NAME_MAX 40
+/* Options of [schedule:NAME] sections use this section name. */
+#define CFG_SCHED "schedule"
+#define CFG_SCHED_PREFIX "schedule:"
+#define CFG_SCHED_NAME_MAX 40
 
 /*
  * Hard limits of the reader, so that "-c /dev/zero" or a runaway file can
@@ -60,7 +64,7 @@ struct cfg_opt {
 	const char *name;
 	enum cfg_type type;
 	unsigned flags;
-	size_t offset; /* into struct cfg, or struct cfg_destination for CFG_DEST */
+	size_t offset; /* into struct cfg, struct cfg_destination (CFG_DEST) or cfg_schedule (CFG_SCHED) */
 	const char *def_str;
 	int def_int, min, max;
 };
@@ -70,7 +74,7 @@ struct cfg_opt {
  * because the parser keeps one line number per option; options.c checks
  * at compile time that it matches the table.
  */
-#define CFG_N_OPTS 48
+#define CFG_N_OPTS 56
 extern const struct cfg_opt cfg_opts[CFG_N_OPTS];
 
 /* Fixed sections (config.c); [database], the first, is the only required one. */
@@ -82,6 +86,14 @@ enum cfg_sect_kind {
 	CFG_SECT_IGNORED, /* unknown, duplicate or malformed: already reported */
 	CFG_SECT_FIXED,
 	CFG_SECT_DEST,
+	CFG_SECT_SCHED,
+};
+
+/* Which struct an option is a member of. */
+enum cfg_base {
+	CFG_BASE_CFG,
+	CFG_BASE_DEST,
+	CFG_BASE_SCHED,
 };
 
 struct cfg_parser {
@@ -94,9 +106,10 @@ struct cfg_parser {
 	/* Only for messages; a key can never be longer than one inih line. */
 	char prev_key[INI_MAX_LINE];
 	enum cfg_sect_kind kind;
-	char section[sizeof(CFG_DEST_PREFIX) + CFG_DEST_NAME_MAX]; /* as written between the brackets */
+	char section[sizeof(CFG_DEST_PREFIX) + CFG_DEST_NAME_MAX]; /* as written between the brackets (the longest prefix) */
 	int section_line;
 	size_t dest_idx;          /* current destination when kind == CFG_SECT_DEST */
+	size_t sched_idx;         /* current schedule when kind == CFG_SECT_SCHED */
 	int fixed_line[CFG_N_FIXED]; /* header line of each fixed section, 0 if absent */
 	int opt_line[CFG_N_OPTS];    /* line each option was set on (destination: current one) */
 	struct cfg_url_lines *url_lines; /* per destination, in file order; owned */
@@ -126,9 +139,13 @@ void cfg_error(struct cfg_parser *p, int line, const char *section,
 bool cfg_matches_charset(const char *s, const char *extra, size_t max);
 /* Whether the option belongs to [destination:NAME] sections. */
 bool cfg_opt_is_dest(const struct cfg_opt *o);
-/* Sets every option of base (a cfg, or a destination when dest) to its
- * default; -1 when memory ran out. */
-int cfg_apply_defaults(void *base, bool dest);
+/* Which struct the option is a member of. */
+enum cfg_base cfg_opt_base(const struct cfg_opt *o);
+/* Sets every option of base (a struct of kind) to its default; -1 when
+ * memory ran out. */
+int cfg_apply_defaults(void *base, enum cfg_base kind);
+/* Frees the string options of base (a struct of kind). */
+void cfg_free_strings(void *base, enum cfg_base kind);
 /* Checks and stores value v of option cfg_opts[i] into base, reporting a
  * duplicate or an invalid value at p's current line. */
 void cfg_set_opt(struct cfg_parser *p, size_t i, void *base, const char *v);
@@ -148,6 +165,15 @@ bool cfg_line_bytes_ok(struct cfg_parser *p, size_t len);
 char *cfg_line_content(struct cfg_parser *p, size_t len);
 /* Whether s has inih's "=" or ":" before any inline " ;" comment. */
 bool cfg_has_separator(const char *s);
+
+/* ---- schedule.c ---- */
+
+/* A [schedule:NAME] header: a new schedule with its defaults. */
+void cfg_schedule_start(struct cfg_parser *p, const char *name);
+/* The checks of the schedule section just ended. */
+void cfg_schedule_finish(struct cfg_parser *p);
+/* The checks that need the whole file: each schedule's destination. */
+void cfg_check_schedules(struct cfg_parser *p);
 
 /* ---- checks.c ---- */
 

@@ -74,6 +74,7 @@ const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("destination", "message_retention_seconds", cfg_destination, message_retention_seconds, 345600, 60, 1209600),
 	CFG_OPT_INT("destination", "dlq_message_retention_seconds", cfg_destination, dlq_message_retention_seconds, 1209600, 60, 1209600),
 	CFG_OPT_INT("destination", "handler_timeout_seconds", cfg_destination, handler_timeout_seconds, 600, 0, 86400),
+	CFG_OPT_INT("destination", "max_attempts", cfg_destination, max_attempts, 0, 0, 1000000),
 	CFG_OPT_INT("retention", "succeeded_jobs_seconds", cfg, retention.succeeded_jobs_seconds, 2592000, 0, 2147483647),
 	CFG_OPT_INT("retention", "dead_jobs_seconds", cfg, retention.dead_jobs_seconds, 2592000, 0, 2147483647),
 	CFG_OPT_INT("retention", "events_seconds", cfg, retention.events_seconds, 2592000, 0, 2147483647),
@@ -83,6 +84,13 @@ const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("sweeper", "horizon_seconds", cfg, sweeper.horizon_seconds, 0, 0, 86400),
 	CFG_OPT_INT("sweeper", "interval_seconds", cfg, sweeper.interval_seconds, 30, 1, 86400),
 	CFG_OPT_INT("sweeper", "batch_size", cfg, sweeper.batch_size, 500, 1, 100000),
+	CFG_OPT_STR("schedule", "cron", CFG_T_STR, 0, cfg_schedule, cron, NULL),
+	CFG_OPT_INT("schedule", "every", cfg_schedule, every_seconds, 0, 1, 31622400),
+	CFG_OPT_STR("schedule", "timezone", CFG_T_STR, 0, cfg_schedule, timezone, NULL),
+	CFG_OPT_STR("schedule", "job_type", CFG_T_STR, CFG_F_REQUIRED, cfg_schedule, job_type, NULL),
+	CFG_OPT_STR("schedule", "destination", CFG_T_STR, CFG_F_REQUIRED, cfg_schedule, destination, NULL),
+	CFG_OPT_STR("schedule", "payload", CFG_T_STR, 0, cfg_schedule, payload, "{}"),
+	CFG_OPT_STR("schedule", "catch_up", CFG_T_STR, 0, cfg_schedule, catch_up, "last"),
 };
 
 /* Adding a row means raising CFG_N_OPTS in internal.h. */
@@ -325,13 +333,20 @@ bool cfg_opt_is_dest(const struct cfg_opt *o)
 	return strcmp(o->section, CFG_DEST) == 0;
 }
 
-int cfg_apply_defaults(void *base, bool dest)
+enum cfg_base cfg_opt_base(const struct cfg_opt *o)
+{
+	if (cfg_opt_is_dest(o))
+		return CFG_BASE_DEST;
+	return strcmp(o->section, CFG_SCHED) == 0 ? CFG_BASE_SCHED : CFG_BASE_CFG;
+}
+
+int cfg_apply_defaults(void *base, enum cfg_base kind)
 {
 	for (size_t i = 0; i < CFG_N_OPTS; i++) {
 		const struct cfg_opt *o = &cfg_opts[i];
 		char **slot = (char **)((char *)base + o->offset);
 
-		if (cfg_opt_is_dest(o) != dest)
+		if (cfg_opt_base(o) != kind)
 			continue;
 		if (cfg_opt_is_int(o)) {
 			*(int *)((char *)base + o->offset) = o->def_int;
@@ -344,19 +359,19 @@ int cfg_apply_defaults(void *base, bool dest)
 	return 0;
 }
 
-static void cfg_free_strings(void *base, bool dest)
+void cfg_free_strings(void *base, enum cfg_base kind)
 {
 	for (size_t i = 0; i < CFG_N_OPTS; i++) {
 		const struct cfg_opt *o = &cfg_opts[i];
 
-		if (cfg_opt_is_dest(o) == dest && !cfg_opt_is_int(o))
+		if (cfg_opt_base(o) == kind && !cfg_opt_is_int(o))
 			free(*(char **)((char *)base + o->offset));
 	}
 }
 
 static void cfg_destination_free(struct cfg_destination *d)
 {
-	cfg_free_strings(d, true);
+	cfg_free_strings(d, CFG_BASE_DEST);
 	free(d->name);
 	for (size_t i = 0; i < d->n_plugin_options; i++) {
 		free(d->plugin_options[i].key);
@@ -372,7 +387,12 @@ void cfg_free(struct cfg *cfg)
 	for (size_t i = 0; i < cfg->n_destinations; i++)
 		cfg_destination_free(&cfg->destinations[i]);
 	free(cfg->destinations);
-	cfg_free_strings(cfg, false);
+	for (size_t i = 0; i < cfg->n_schedules; i++) {
+		cfg_free_strings(&cfg->schedules[i], CFG_BASE_SCHED);
+		free(cfg->schedules[i].name);
+	}
+	free(cfg->schedules);
+	cfg_free_strings(cfg, CFG_BASE_CFG);
 	free(cfg->file);
 	free(cfg);
 }

@@ -526,7 +526,8 @@ static void run_all(struct batch *b)
  * message is deleted, so a retry never counts as a receive towards
  * maxReceiveCount.  When nothing could be re-armed (a relay is sending
  * the event right now), the message is kept and reappears when due.
- * FAIL: DEAD 'PERMANENT', message deleted.  A broken connection is
+ * FAIL, or a RETRY of the destination's last attempt (max_attempts): DEAD
+ * 'PERMANENT' or 'MAX_ATTEMPTS', message deleted.  A broken connection is
  * reopened first: the CAS binds the claim, so recording the verdict is
  * safe whatever happened to the transaction that broke.
  */
@@ -536,13 +537,22 @@ static void complete_failed(struct batch *b, struct bjob *j, enum outbox_verdict
 	struct consumer_worker *w = b->w;
 	const struct cfg *cfg = w->c->cfg;
 	int delay = consumer_retry_delay_seconds(cfg, j->claim.attempt_count, j->retry_after_ms);
-	char err[512] = "no database connection";
+	/* a RETRY that would start attempt max_attempts + 1 ends the job instead */
+	bool exhausted = v != OUTBOX_FAIL && w->dest->max_attempts > 0
+	                 && j->claim.attempt_count >= w->dest->max_attempts;
+	const char *reason = exhausted ? "MAX_ATTEMPTS" : "PERMANENT";
+	char err[512] = "no database connection", last[640];
 	bool rearmed = false;
-	int rc = consumer_worker_ensure(w) < 0 ? -1
-	         : v == OUTBOX_FAIL
-	             ? ledger_fail(w->conn, &j->claim, "PERMANENT", why, err, sizeof(err))
-	             : ledger_retry(w->conn, &j->claim, delay, why, &rearmed, err, sizeof(err));
+	int rc;
 
+	snprintf(last, sizeof(last), "attempt %d of at most %d asked to retry: %s",
+	         j->claim.attempt_count, w->dest->max_attempts, why);
+	if (exhausted)
+		v = OUTBOX_FAIL;
+	rc = consumer_worker_ensure(w) < 0 ? -1
+	     : v == OUTBOX_FAIL
+	         ? ledger_fail(w->conn, &j->claim, reason, exhausted ? last : why, err, sizeof(err))
+	         : ledger_retry(w->conn, &j->claim, delay, why, &rearmed, err, sizeof(err));
 	if (rc < 0) {
 		log_warning("could not record the %s; the job is decided when its lease expires:"
 		            " %s job_id=%s", v == OUTBOX_FAIL ? "failure" : "retry", err,
@@ -558,8 +568,10 @@ static void complete_failed(struct batch *b, struct bjob *j, enum outbox_verdict
 	}
 	if (v == OUTBOX_FAIL) {
 		w->counters.failed++;
-		metrics_inc(METRIC_JOBS_DEAD_PERMANENT, w->dest->name);
-		log_warning("job failed permanently: %s dest=%s job_id=%s", why, w->dest->name,
+		metrics_inc(exhausted ? METRIC_JOBS_DEAD_MAX_ATTEMPTS : METRIC_JOBS_DEAD_PERMANENT,
+		            w->dest->name);
+		log_warning("job %s: %s dest=%s job_id=%s", exhausted ? "ran out of attempts"
+		            : "failed permanently", exhausted ? last : why, w->dest->name,
 		            j->claim.job_id);
 		consumer_worker_delete(w, j->m);
 		return;

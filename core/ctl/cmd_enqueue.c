@@ -2,13 +2,14 @@
  * ctl/cmd_enqueue.c: a job of any type.
  *
  *   outboxctl enqueue --type T --destination D --identity JSON --payload JSON
- *                     [--traceparent TP]
- *   outboxctl enqueue [--type T] [--destination D] FILE|-
+ *                     [--traceparent TP] [--run-at ISO8601]
+ *   outboxctl enqueue [--type T] [--destination D] [--run-at ISO8601] FILE|-
  *
  * The second form reads JSON lines, one job per line:
  * {"job_type":T, "destination":D, "identity":{...}, "payload":{...},
- *  "traceparent":TP} (the names of outbox.enqueue()'s arguments; job_type
- * and destination default to the options), with the error handling and
+ *  "traceparent":TP, "run_at":ISO8601} (the names of outbox.enqueue()'s
+ * arguments; job_type, destination and run_at default to the options), with
+ * the error handling and
  * output of ctl/enqueue_lines.h.  Both go through liboutbox, which calls
  * outbox.enqueue(), so the ids are the ones every other producer gets.
  */
@@ -30,12 +31,14 @@ struct enqueue_args {
 	const char *identity;    /* --identity JSON text */
 	const char *payload;     /* --payload JSON text */
 	const char *traceparent; /* --traceparent; may be NULL */
+	const char *run_at;      /* --run-at; may be NULL (as soon as possible) */
 	const struct cfg *cfg;
 };
 
 static const char usage_text[] =
 	"usage: enqueue --type T --destination D --identity JSON --payload JSON [--traceparent TP]\n"
-	"       enqueue [--type T] [--destination D] FILE|-";
+	"               [--run-at ISO8601]\n"
+	"       enqueue [--type T] [--destination D] [--run-at ISO8601] FILE|-";
 
 static int check_destination(const struct cfg *cfg, const char *destination,
                              char *err, size_t errlen)
@@ -71,6 +74,7 @@ static int enqueue_parsed(PGconn *conn, const json_t *line, const struct enqueue
 	const json_t *identity = json_object_get(line, "identity");
 	const json_t *payload = json_object_get(line, "payload");
 	const json_t *tp = json_object_get(line, "traceparent");
+	const json_t *run_at = json_object_get(line, "run_at");
 
 	if (dest == NULL)
 		return -1;
@@ -82,10 +86,15 @@ static int enqueue_parsed(PGconn *conn, const json_t *line, const struct enqueue
 		snprintf(err, errlen, "\"traceparent\" must be a string");
 		return -1;
 	}
+	if (run_at != NULL && !json_is_string(run_at)) {
+		snprintf(err, errlen, "\"run_at\" must be a string (ISO 8601)");
+		return -1;
+	}
 	if (check_destination(a->cfg, dest, err, errlen) < 0)
 		return -1;
-	return outbox_enqueue_job_traced(conn, type, dest, identity, payload,
-	                                 tp ? json_string_value(tp) : NULL, out, err, errlen);
+	return outbox_enqueue_job_at(conn, type, dest, identity, payload,
+	                             tp ? json_string_value(tp) : NULL,
+	                             run_at ? json_string_value(run_at) : a->run_at, out, err, errlen);
 }
 
 static int enqueue_json_line(PGconn *conn, const char *text, void *arg,
@@ -140,8 +149,8 @@ static int enqueue_one(struct ctl *ctl, PGconn *conn, const struct enqueue_args 
 		goto out;
 	rc = CTL_EXIT_FAILURE;
 	if (db_exec(conn, "BEGIN", err, sizeof(err)) < 0 ||
-	    outbox_enqueue_job_traced(conn, a->job_type, a->destination, identity, payload,
-	                              a->traceparent, &out, err, sizeof(err)) < 0 ||
+	    outbox_enqueue_job_at(conn, a->job_type, a->destination, identity, payload,
+	                          a->traceparent, a->run_at, &out, err, sizeof(err)) < 0 ||
 	    db_exec(conn, "COMMIT", err, sizeof(err)) < 0) {
 		ctl_error("%s", err);
 		PQclear(PQexec(conn, "ROLLBACK"));
@@ -172,8 +181,10 @@ static int parse_options(int argc, char **argv, struct enqueue_args *a)
 		{"identity", required_argument, NULL, 'i'},
 		{"payload", required_argument, NULL, 'p'},
 		{"traceparent", required_argument, NULL, 'r'},
+		{"run-at", required_argument, NULL, 'a'},
 		{NULL, 0, NULL, 0},
 	};
+	char utc[21];
 	int opt;
 
 	optind = 1;
@@ -184,8 +195,14 @@ static int parse_options(int argc, char **argv, struct enqueue_args *a)
 		case 'i': a->identity = optarg; break;
 		case 'p': a->payload = optarg; break;
 		case 'r': a->traceparent = optarg; break;
+		case 'a': a->run_at = optarg; break;
 		default: return -1;
 		}
+	}
+	if (a->run_at != NULL && outbox_normalize_timestamp(a->run_at, utc) < 0) {
+		ctl_error("invalid --run-at \"%s\": must be an ISO 8601 time such as"
+		          " 2026-12-03T09:00:00Z or 2026-12-03 18:00+09:00", a->run_at);
+		return -1;
 	}
 	return 0;
 }

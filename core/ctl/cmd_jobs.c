@@ -110,13 +110,19 @@ static void print_text(const json_t *rows, int limit)
 	       "DESTINATION", "JOB_ID", "TYPE");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *r = json_array_get(rows, i);
+		size_t dest_len = strlen(str(r, "destination"));
 
-		printf("%-24s %-9s %8lld  %-16s %s ", str(r, "created_at"), str(r, "status"),
-		       (long long)json_integer_value(json_object_get(r, "attempt_count")),
-		       str(r, "destination"), str(r, "job_id"));
+		/* only job_id, status and the times are known to be plain ASCII */
+		printf("%-24s %-9s %8lld  ", str(r, "created_at"), str(r, "status"),
+		       (long long)json_integer_value(json_object_get(r, "attempt_count")));
+		ctl_print_escaped(stdout, str(r, "destination"), 40);
+		printf("%*s %s ", dest_len < 16 ? (int)(16 - dest_len) : 0, "", str(r, "job_id"));
 		ctl_print_escaped(stdout, str(r, "job_type"), 64);
-		if (strcmp(str(r, "status"), "DEAD") == 0)
-			printf(" (%s)", str(r, "dead_reason"));
+		if (strcmp(str(r, "status"), "DEAD") == 0) {
+			fputs(" (", stdout);
+			ctl_print_escaped(stdout, str(r, "dead_reason"), 64);
+			putchar(')');
+		}
 		putchar('\n');
 	}
 	if (n > 0 && (int)n == limit)

@@ -5,8 +5,11 @@
  *
  * Per destination (configured ones first, then any other found in the
  * database): job counts by state, outbox counts by state, the age of the
- * oldest NEW event and of the oldest due PENDING job (seconds since the row
- * was created; null when there is none).  Every state appears, zero
+ * oldest NEW event and of the oldest due PENDING job (seconds since it had
+ * to wait: since the row was created or, for a job scheduled with run_at,
+ * since it became due (its run_at, or when outboxctl retry made it due); an
+ * event held for such a job until then is not waiting; null when there is
+ * none).  Every state appears, zero
  * included.  Then each queue's and DLQ's approximate depth (one
  * GetQueueAttributes each) and the registered instances.  A service that
  * is down costs only its part: the rest is printed, and every failure is

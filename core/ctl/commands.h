@@ -27,5 +27,6 @@ int cmd_jobs(struct ctl *ctl, int argc, char **argv);            /* cmd_jobs.c *
 int cmd_show(struct ctl *ctl, int argc, char **argv);            /* cmd_show.c */
 int cmd_cancel(struct ctl *ctl, int argc, char **argv);          /* cmd_cancel.c */
 int cmd_retry(struct ctl *ctl, int argc, char **argv);           /* cmd_retry.c */
+int cmd_schedules(struct ctl *ctl, int argc, char **argv);       /* cmd_schedules.c */
 
 #endif

@@ -34,7 +34,8 @@ static const struct command commands[] = {
 	 "apply the migrations in order, refusing an applied file that changed"},
 	{"enqueue", cmd_enqueue,
 	 "enqueue --type T --destination D --identity JSON --payload JSON [--traceparent TP]\n"
-	 "                [--type T] [--destination D] FILE|-",
+	 "                [--run-at ISO8601]\n"
+	 "                [--type T] [--destination D] [--run-at ISO8601] FILE|-",
 	 "enqueue a job of any type, from options or one per JSON line; print its ids"},
 	{"enqueue-news", cmd_enqueue_news, "enqueue-news [--destination D] FILE|-",
 	 "enqueue one news job per JSON line; print its job_id and event_id"},
@@ -70,6 +71,8 @@ static const struct command commands[] = {
 	 "attempt ends without success)"},
 	{"retry", cmd_retry, "retry JOB_ID...",
 	 "make pending jobs in a retry's backoff, or scheduled for later, due now"},
+	{"schedules", cmd_schedules, "schedules [--json]",
+	 "list the [schedule:NAME] sections with their last and next slots"},
 };
 
 /* "COMMAND --help" (or -h) anywhere before "--": the command's help. */

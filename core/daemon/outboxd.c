@@ -42,6 +42,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
+#include "schedule/scheduler.h"
 #include "common/version.h"
 #include "aws/sqs.h"
 
@@ -341,6 +342,7 @@ static int run(const struct cfg *cfg, enum role role)
 {
 	struct daemon_units *units = NULL;
 	struct maintenance *maint = NULL;
+	struct scheduler *sched = NULL;
 	struct observe *obs = NULL;
 	struct aws_credentials *creds = NULL;
 	struct console *console = NULL;
@@ -378,6 +380,9 @@ static int run(const struct cfg *cfg, enum role role)
 	/* Every role: the advisory locks pick one instance per task. */
 	if (maintenance_start(cfg, instance_id, &maint) < 0)
 		goto out;
+	/* Every role too, and one instance at a time (its own advisory lock). */
+	if (scheduler_start(cfg, instance_id, &sched) < 0)
+		goto out;
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
@@ -387,6 +392,7 @@ static int run(const struct cfg *cfg, enum role role)
 out:
 	observe_stopping(obs);
 	console_stop(console);
+	scheduler_stop(sched);
 	maintenance_stop(maint);
 	daemon_units_stop(units);
 	observe_stop(obs);

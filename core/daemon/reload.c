@@ -54,6 +54,7 @@ static bool same_destination(const struct cfg_destination *a, const struct cfg_d
 	if (!same_str(a->queue_url, b->queue_url) || !same_str(a->dlq_url, b->dlq_url) ||
 	    !same_str(a->plugin, b->plugin) || a->max_receive_count != b->max_receive_count ||
 	    a->handler_timeout_seconds != b->handler_timeout_seconds ||
+	    a->max_attempts != b->max_attempts ||
 	    a->n_plugin_options != b->n_plugin_options)
 		return false;
 	for (size_t i = 0; i < a->n_plugin_options; i++) {
@@ -92,6 +93,28 @@ static int compare_maintenance(const struct cfg *run, const struct cfg *next)
 	       CMP_INT(sweeper, batch_size);
 }
 
+static bool same_schedule(const struct cfg_schedule *a, const struct cfg_schedule *b)
+{
+	return same_str(a->name, b->name) && same_str(a->cron, b->cron) &&
+	       a->every_seconds == b->every_seconds && same_str(a->timezone, b->timezone) &&
+	       same_str(a->job_type, b->job_type) && same_str(a->destination, b->destination) &&
+	       same_str(a->payload, b->payload) && a->catch_up_mode == b->catch_up_mode;
+}
+
+/* The scheduler thread keeps the schedules it started with. */
+static int compare_schedules(const struct cfg *run, const struct cfg *next)
+{
+	bool same = run->n_schedules == next->n_schedules;
+
+	for (size_t i = 0; same && i < run->n_schedules; i++)
+		same = same_schedule(&run->schedules[i], &next->schedules[i]);
+	if (same)
+		return 0;
+	log_warning("reload: the [schedule:NAME] sections changed; they need a restart of outboxd,"
+	            " the running schedules stay");
+	return 1;
+}
+
 /* The sections a reload does not apply; returns how many keys differ. */
 static int compare_sections(const struct cfg *run, const struct cfg *next)
 {
@@ -122,7 +145,8 @@ static int compare_sections(const struct cfg *run, const struct cfg *next)
 	       CMP_INT(consumer, quarantine_after_crashes) +
 	       CMP_INT(consumer, claim_max) +
 	       CMP_INT(consumer, linger_max_ms) +
-	       compare_maintenance(run, next);
+	       compare_maintenance(run, next) +
+	       compare_schedules(run, next);
 }
 
 static void log_errors(const struct cfg_errors *errs, const char *path)

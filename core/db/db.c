@@ -108,6 +108,24 @@ PGresult *db_query(PGconn *conn, const char *sql, int nparams,
 	return NULL;
 }
 
+int db_try_advisory_lock(PGconn *conn, int key1, int key2, char *err, size_t errlen)
+{
+	char k1[16], k2[16];
+	const char *params[2] = {k1, k2};
+	PGresult *res;
+	int got;
+
+	snprintf(k1, sizeof(k1), "%d", key1);
+	snprintf(k2, sizeof(k2), "%d", key2);
+	res = db_query(conn, "SELECT pg_try_advisory_lock($1::integer, $2::integer)", 2, params,
+	               err, errlen);
+	if (res == NULL)
+		return -1;
+	got = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return got;
+}
+
 int db_exec(PGconn *conn, const char *sql, char *err, size_t errlen)
 {
 	/* The simple protocol: sql may hold several statements. */

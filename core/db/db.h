@@ -46,6 +46,15 @@ int db_exec(PGconn *conn, const char *sql, char *err, size_t errlen) OUTBOX_MUST
 PGresult *db_query(PGconn *conn, const char *sql, int nparams,
                    const char *const *params, char *err, size_t errlen);
 
+/*
+ * pg_try_advisory_lock(key1, key2) on conn: a session-level lock, held
+ * until it is unlocked or the session ends (how outboxd picks one instance
+ * for a task).  Returns 1 if taken, 0 if another session holds it, -1 with
+ * err set.
+ */
+int db_try_advisory_lock(PGconn *conn, int key1, int key2, char *err, size_t errlen)
+	OUTBOX_MUSTCHECK;
+
 /* Copy the result's or the connection's error into err, without the newline. */
 void db_error(PGconn *conn, const PGresult *res, char *err, size_t errlen);
 

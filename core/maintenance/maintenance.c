@@ -93,26 +93,19 @@ static int ensure_connected(struct maintenance *m)
 /* Takes the task's lock if nobody holds it.  1 leader, 0 not, -1 error. */
 static int try_lead(struct maintenance *m, enum task t)
 {
-	char err[MAINT_ERR_LEN], cls[16], obj[16];
-	const char *params[2] = {cls, obj};
-	PGresult *res;
-	bool got;
+	char err[MAINT_ERR_LEN];
+	int got = db_try_advisory_lock(m->conn, MAINTENANCE_LOCK_CLASS, task_locks[t], err,
+	                               sizeof(err));
 
-	snprintf(cls, sizeof(cls), "%d", MAINTENANCE_LOCK_CLASS);
-	snprintf(obj, sizeof(obj), "%d", task_locks[t]);
-	res = db_query(m->conn, "SELECT pg_try_advisory_lock($1::integer, $2::integer)", 2, params,
-	               err, sizeof(err));
-	if (res == NULL) {
+	if (got < 0) {
 		disconnect(m, err);
 		return -1;
 	}
-	got = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
 	if (got) {
 		log_info("this instance runs the %s instance=%s", task_names[t], m->instance_id);
 		set_leader(m, t, true);
 	}
-	return got ? 1 : 0;
+	return got;
 }
 
 static void count_sweep(struct maintenance *m, const struct sweeper_result *r, bool ok)

@@ -33,11 +33,14 @@ static const char counts_sql[] =
 
 static const char ages_sql[] =
 	"SELECT 'oldest_new_age_seconds', destination,"
-	"       round(extract(epoch FROM now() - min(created_at))::numeric, 3)"
-	"  FROM outbox.outbox_events WHERE status = 'NEW' GROUP BY 2"
+	"       round(extract(epoch FROM now() - min(CASE WHEN attempts = 0 THEN next_attempt_at"
+	"                                                 ELSE created_at END))::numeric, 3)"
+	"  FROM outbox.outbox_events WHERE status = 'NEW'"
+	"   AND (attempts > 0 OR next_attempt_at <= now()) GROUP BY 2"
 	" UNION ALL"
 	" SELECT 'oldest_due_pending_age_seconds', destination,"
-	"       round(extract(epoch FROM now() - min(created_at))::numeric, 3)"
+	"       round(extract(epoch FROM now() - min(least(greatest(created_at, run_at),"
+	"                                                  next_attempt_at)))::numeric, 3)"
 	"  FROM outbox.jobs WHERE status = 'PENDING' AND next_attempt_at <= now() GROUP BY 2";
 
 static json_t *zero_counts(const char *const *states, int n)

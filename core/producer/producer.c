@@ -27,6 +27,13 @@ static const char enqueue_sql[] =
 	"job_type => $1, destination => $2, identity => $3::json, payload => $4::jsonb,"
 	" traceparent => $5)";
 
+/* With run_at (migration V9): only outbox_enqueue_job_at() needs it, so the
+ * other functions keep working on a database migrated to V4 only. */
+static const char enqueue_at_sql[] =
+	"SELECT job_id, event_id, created FROM outbox.enqueue("
+	"job_type => $1, destination => $2, identity => $3::json, payload => $4::jsonb,"
+	" traceparent => $5, run_at => $6::timestamptz)";
+
 static void set_pq_error(PGconn *conn, const PGresult *res, const char *what,
                          char *err, size_t errlen)
 {
@@ -61,7 +68,7 @@ static int read_enqueued(const PGresult *res, int col, struct outbox_enqueued *o
 
 static int enqueue(PGconn *conn, const char *job_type, const char *destination,
                    const json_t *identity, const json_t *payload, const char *traceparent,
-                   struct outbox_enqueued *out, char *err, size_t errlen)
+                   const char *run_at, struct outbox_enqueued *out, char *err, size_t errlen)
 {
 	/* Any JSON value goes to the database, which names what is wrong with it. */
 	char *identity_text = json_dumps(identity, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
@@ -74,8 +81,10 @@ static int enqueue(PGconn *conn, const char *job_type, const char *destination,
 		snprintf(err, errlen, "job identity and payload must be JSON values");
 		goto out;
 	}
-	const char *params[5] = {job_type, destination, identity_text, payload_text, traceparent};
-	res = PQexecParams(conn, enqueue_sql, 5, NULL, params, NULL, NULL, 0);
+	const char *params[6] = {job_type, destination, identity_text, payload_text, traceparent,
+	                         run_at};
+	res = PQexecParams(conn, run_at != NULL ? enqueue_at_sql : enqueue_sql, run_at != NULL ? 6 : 5,
+	                   NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		set_pq_error(conn, res, "enqueue the job", err, errlen);
 		goto out;
@@ -93,7 +102,8 @@ int outbox_enqueue_job(struct pg_conn *conn, const char *job_type,
                        const json_t *payload, struct outbox_enqueued *out,
                        char *err, size_t errlen)
 {
-	return enqueue(conn, job_type, destination, identity, payload, NULL, out, err, errlen);
+	return enqueue(conn, job_type, destination, identity, payload, NULL, NULL, out, err,
+	               errlen);
 }
 
 int outbox_enqueue_job_traced(struct pg_conn *conn, const char *job_type,
@@ -101,8 +111,26 @@ int outbox_enqueue_job_traced(struct pg_conn *conn, const char *job_type,
                               const json_t *payload, const char *traceparent,
                               struct outbox_enqueued *out, char *err, size_t errlen)
 {
-	return enqueue(conn, job_type, destination, identity, payload, traceparent, out,
+	return enqueue(conn, job_type, destination, identity, payload, traceparent, NULL, out,
 	               err, errlen);
+}
+
+int outbox_enqueue_job_at(struct pg_conn *conn, const char *job_type,
+                          const char *destination, const json_t *identity,
+                          const json_t *payload, const char *traceparent,
+                          const char *run_at, struct outbox_enqueued *out,
+                          char *err, size_t errlen)
+{
+	char utc[21];
+
+	if (run_at != NULL && outbox_normalize_timestamp(run_at, utc) < 0) {
+		memset(out, 0, sizeof(*out));
+		snprintf(err, errlen, "invalid run_at \"%.80s\": must be an ISO 8601 time such as"
+		         " 2026-12-03T09:00:00Z or 2026-12-03 18:00+09:00", run_at);
+		return -1;
+	}
+	return enqueue(conn, job_type, destination, identity, payload, traceparent,
+	               run_at != NULL ? utc : NULL, out, err, errlen);
 }
 
 int outbox_enqueue_news_job(struct pg_conn *conn, const char *destination,
@@ -114,7 +142,7 @@ int outbox_enqueue_news_job(struct pg_conn *conn, const char *destination,
 
 	if (identity == NULL)
 		return -1;
-	rc = enqueue(conn, "news", destination, identity, item, NULL, out, err, errlen);
+	rc = enqueue(conn, "news", destination, identity, item, NULL, NULL, out, err, errlen);
 	json_decref(identity);
 	return rc;
 }

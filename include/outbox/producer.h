@@ -102,6 +102,22 @@ int outbox_enqueue_job_traced(struct pg_conn *conn, const char *job_type,
                               struct outbox_enqueued *out, char *err, size_t errlen);
 
 /*
+ * outbox_enqueue_job_traced() for a job scheduled for later: its first
+ * attempt never starts before run_at (borrowed; an ISO 8601 time as
+ * outbox_normalize_timestamp() reads it, to the second, without an offset
+ * meaning UTC; NULL or a time already past: as soon as possible).  The
+ * relay holds the job's event until then, however far ahead.  Enqueueing
+ * an existing job again is still a no-op: it does not move the job's
+ * time.  Needs migration V9 (outbox.enqueue()'s run_at).  traceparent may
+ * be NULL.  An addition to the ABI: every function before it is unchanged.
+ */
+int outbox_enqueue_job_at(struct pg_conn *conn, const char *job_type,
+                          const char *destination, const json_t *identity,
+                          const json_t *payload, const char *traceparent,
+                          const char *run_at, struct outbox_enqueued *out,
+                          char *err, size_t errlen);
+
+/*
  * Normalise an ISO 8601 timestamp ("2026-11-30T09:01:00Z",
  * "2026-11-30 18:01+09:00", ...) to "YYYY-MM-DDTHH:MM:SSZ" in out (21
  * bytes).  Returns 0 or -1 if it is not a timestamp.

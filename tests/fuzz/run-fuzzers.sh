@@ -5,7 +5,7 @@
 #
 # BUILDDIR is a build configured with "--enable-fuzzing CC=clang" (default:
 # the current directory); SECONDS per target (default 20); TARGETs default
-# to message, config and artifact.  Each target first replays its seed
+# to message, config, artifact and cron.  Each target first replays its seed
 # corpus (tests/fuzz/corpus/TARGET/, never modified: new inputs go to a
 # scratch copy), then fuzzes for SECONDS.  Exit 0 when no target crashed,
 # leaked, timed out or broke an invariant; else 1, with the crashing input
@@ -17,7 +17,7 @@ build=$(cd "${1:-.}" && pwd) || exit 2
 secs=${2:-20}
 shift $(($# > 2 ? 2 : $#))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(message config artifact)
+[ ${#targets[@]} -gt 0 ] || targets=(message config artifact cron)
 findings="$build/tests/fuzz/findings"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/outbox-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT

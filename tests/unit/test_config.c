@@ -502,6 +502,40 @@ static void test_load_partial(void **state)
 	free(path);
 }
 
+/* Two schedules load with their values and defaults. */
+static void test_schedules(void **state)
+{
+	struct cfg_errors errs = { 0 };
+	struct cfg *cfg = NULL;
+	const struct cfg_schedule *s;
+
+	(void)state;
+	if (cfg_load(FIXTURE_DIR "schedules.ini", &cfg, &errs) != 0) {
+		cfg_errors_print(&errs, stderr);
+		fail();
+	}
+	assert_int_equal(cfg->n_schedules, 2);
+	s = cfg_find_schedule(cfg, "nightly");
+	assert_non_null(s);
+	assert_string_equal(s->cron, "0 3 * * *");
+	assert_true(s->cron_expr.hours == 1u << 3 && s->cron_expr.minutes == 1);
+	assert_string_equal(s->timezone, "Europe/Berlin");
+	assert_string_equal(s->payload, "{\"report\": \"daily\"}");
+	assert_int_equal(s->catch_up_mode, CFG_CATCH_UP_LAST);
+	assert_int_equal(s->every_seconds, 0);
+	s = cfg_find_schedule(cfg, "tick");
+	assert_non_null(s);
+	assert_null(s->cron);
+	assert_null(s->timezone);
+	assert_int_equal(s->every_seconds, 2);
+	assert_string_equal(s->payload, "{}");
+	assert_int_equal(s->catch_up_mode, CFG_CATCH_UP_ALL);
+	assert_string_equal(s->destination, "mail");
+	assert_null(cfg_find_schedule(cfg, "other"));
+	cfg_free(cfg);
+	cfg_errors_free(&errs);
+}
+
 #define ERROR_FIXTURE(name) { #name, test_error_fixture, NULL, NULL, (void *)#name }
 
 int main(void)
@@ -517,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_errors_print),
 		cmocka_unit_test(test_plugin_path),
 		cmocka_unit_test(test_load_partial),
+		cmocka_unit_test(test_schedules),
 		ERROR_FIXTURE(missing_queue_url),
 		ERROR_FIXTURE(unknown_key),
 		ERROR_FIXTURE(bad_number),
@@ -548,6 +583,7 @@ int main(void)
 		ERROR_FIXTURE(console),
 		ERROR_FIXTURE(console_no_token),
 		ERROR_FIXTURE(console_unset_env),
+		ERROR_FIXTURE(schedule_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
