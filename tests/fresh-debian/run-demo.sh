@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# tests/fresh-debian/run-demo.sh [--keep] SRC [DIR]: README's demo command on
+# tests/fresh-debian/run-demo.sh [--keep] [--ca FILE] SRC [DIR]: README's demo command on
 # a Debian 12 that has nothing else: debootstraps bookworm into DIR (default
 # /var/tmp/outboxd-fresh-debian), copies SRC's committed tree in (git
 # archive HEAD; nothing of the host is bind-mounted but /proc, /sys and
 # /dev), runs `bash conf/demo.sh` there as root, then runs it again with npm's
 # registry unreachable in a fresh tools directory, which must fail with the
 # one-line reason.  Prints the last 30 lines of each run.  Removes DIR at the
-# end unless --keep.  Needs root, debootstrap and Debian's mirror; it takes
+# end unless --keep.  --ca FILE: a certificate authority the network's TLS
+# needs (a proxy that re-signs HTTPS, as on the project's machines), put in
+# the chroot's /usr/local/share/ca-certificates and NODE_EXTRA_CA_CERTS; a
+# fresh machine on such a network needs the same.  Needs root, debootstrap and Debian's mirror; it takes
 # some ten minutes and is not part of make check or tests/run.sh.
 set -euo pipefail
 
-keep=0
-[ "${1:-}" != --keep ] || { keep=1; shift; }
-src=$(cd "${1:?usage: run-demo.sh [--keep] SRC [DIR]}" && pwd)
+keep=0 ca=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--keep) keep=1; shift ;;
+	--ca) ca=${2:?--ca needs a file}; shift 2 ;;
+	*) break ;;
+	esac
+done
+src=$(cd "${1:?usage: run-demo.sh [--keep] [--ca FILE] SRC [DIR]}" && pwd)
 dir=${2:-/var/tmp/outboxd-fresh-debian}
 mirror=${OUTBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
@@ -41,8 +50,17 @@ cp /etc/resolv.conf "$dir/etc/resolv.conf"
 rm -rf "$dir/root/outboxd"
 mkdir -p "$dir/root/outboxd"
 git -C "$src" archive HEAD | tar -x -C "$dir/root/outboxd"
+extra_env=()
+if [ -n "$ca" ]; then
+	mkdir -p "$dir/usr/local/share/ca-certificates"
+	cp "$ca" "$dir/usr/local/share/ca-certificates/run-demo-extra.crt"
+	extra_env=(NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/run-demo-extra.crt)
+fi
 
-in_root() { chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+in_root() {
+	chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		"${extra_env[@]}" "$@"
+}
 
 echo "== 1. bash conf/demo.sh from nothing (log: $dir/root/demo-1.log)"
 rc1=0

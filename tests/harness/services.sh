@@ -66,7 +66,7 @@ npm_install_or_explain() {
 		rm -f "$log"
 		return 0
 	fi
-	grep -E '^npm (ERR!|error) ' "$log" | grep -vE '^npm (ERR!|error) +(at |[a-z]+: |[{}])' | head -n 8 >&2
+	grep -E '^npm (ERR!|error) (code |[A-Za-z]*Error: )' "$log" | head -n 3 >&2
 	registry=$(cd "$OUTBOX_TOOLS_DIR" && npm config get registry 2>/dev/null)
 	why=$(sed -n -E 's/^npm (ERR!|error) (code|errno) //p' "$log" | head -n 1)
 	why="${why:+$why: }$(grep -m1 -oE '(request to|network|[0-9]{3} ).*' "$log" || tail -n 1 "$log")"
