@@ -200,7 +200,7 @@ say "starting outboxd (log: outboxd.log in $work)"
 "$daemon" -c "$work/relay.ini" >"$work/outboxd.log" 2>&1 &
 outboxd_pid=$!
 
-step_is "running the sample jobs" "see outboxd's log above"
+step_is "running the sample jobs" "see the message above"
 say "enqueueing the sample news"
 "$ctl" -c "$work/relay.ini" enqueue-news conf/sample/news.jsonl >/dev/null
 wait_done "'news'"
@@ -212,5 +212,13 @@ step_is "printing the report" "see the message above"
 report
 step_is "stopping outboxd" "see outboxd's log above"
 kill -TERM "$outboxd_pid"
-wait "$outboxd_pid" && echo && echo "outboxd stopped cleanly (exit 0)"
+rc=0
+wait "$outboxd_pid" || rc=$?
 outboxd_pid=""
+if [ "$rc" -ne 0 ]; then
+	tail -n 40 "$work/outboxd.log"
+	OUTBOX_FAILURE="outboxd exited with status $rc on SIGTERM instead of 0: its log is above"
+	exit "$rc"
+fi
+echo
+echo "outboxd stopped cleanly (exit 0)"
