@@ -102,7 +102,9 @@ full_page_writes = off
 max_connections = 200
 log_min_messages = warning
 CONF
-	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null || {
+	# From the cluster's directory: the caller's may be closed to postgres
+	# (/root), and pg_ctl would say so on stderr.
+	(cd "$dir" && runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start) >/dev/null || {
 		cat "$dir/server.log" >&2; rm -rf "$dir"; return 1; }
 	export OUTBOX_TEST_PG_DATA="$dir/data" OUTBOX_TEST_PG_PORT="$port" OUTBOX_TEST_PG_BIN="$OUTBOX_PG_BIN"
 	export OUTBOX_TEST_PG_CONNINFO="postgresql://postgres@127.0.0.1:$port/postgres"
