@@ -7,13 +7,15 @@
 #      each on a free 127.0.0.1 port
 #   3. builds and runs `make check`, the unit tests again under valgrind,
 #      everything again under ASan+UBSan, the fuzz targets for a bounded
-#      time each, then `make distcheck`
+#      time each, then `make distcheck`, then the Debian packages from the
+#      tarball (tests/packaging/build-debs.sh: built twice and compared,
+#      lintian, the file lists)
 #   4. stops what it started, whatever happened, and fails if any process
 #      it started is still running then (tests/harness/leftovers.sh)
 #
 # OUTBOX_SKIP_INSTALL=1 skips step 1; OUTBOX_SKIP_VALGRIND=1,
-# OUTBOX_SKIP_SANITIZE=1, OUTBOX_SKIP_FUZZ=1 and OUTBOX_SKIP_DISTCHECK=1 skip
-# those passes; OUTBOX_FUZZ_SECONDS sets the time per fuzz target (20).
+# OUTBOX_SKIP_SANITIZE=1, OUTBOX_SKIP_FUZZ=1, OUTBOX_SKIP_DISTCHECK=1 and
+# OUTBOX_SKIP_PACKAGING=1 skip those passes; OUTBOX_FUZZ_SECONDS sets the time per fuzz target (20).
 # Whatever fails, the last line says what failed and how to fix it.
 set -euo pipefail
 
@@ -138,5 +140,20 @@ if [ "${OUTBOX_SKIP_DISTCHECK:-0}" != 1 ]; then
 	make -C "$top/_build" -j"$jobs" distcheck >"$top/_build/distcheck.out" 2>&1 || {
 		tail -n 80 "$top/_build/distcheck.out"; exit 1; }
 	grep -E 'archives ready|outboxd-.*tar' "$top/_build/distcheck.out" | tail -n 2
+	dist_tarball=$(ls "$top"/_build/outboxd-*.tar.gz | head -n 1)
+fi
+
+if [ "${OUTBOX_SKIP_PACKAGING:-0}" != 1 ]; then
+	# From distcheck's tarball when it ran (else the script runs make dist);
+	# exit 77 means the Debian tools are missing and cannot be installed.
+	stage_is "the Debian packages (tests/packaging/build-debs.sh)" "see its messages above (dpkg-buildpackage, lintian, the file lists)"
+	echo "== Debian packages from the tarball (tests/packaging/build-debs.sh)"
+	rc=0
+	OUTBOX_DIST=${dist_tarball:-} bash "$top/tests/packaging/build-debs.sh" || rc=$?
+	case $rc in
+	0) ;;
+	77) echo "tests/run.sh: Debian packaging skipped: its tools are not installed" ;;
+	*) exit 1 ;;
+	esac
 fi
 echo "tests/run.sh: all passes succeeded"

@@ -6,11 +6,12 @@
 #include "aws/fetch.h"
 
 #include <curl/curl.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/textfile.h"
 
 struct sink {
 	char *p;
@@ -39,10 +40,12 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 }
 
 static int setup(CURL *h, const struct aws_fetch_request *req, struct curl_slist *hdrs,
-                 struct sink *s)
+                 struct curl_slist *pin, struct sink *s)
 {
 	CURLcode rc = curl_easy_setopt(h, CURLOPT_URL, req->url);
 
+	if (rc == CURLE_OK && pin != NULL)
+		rc = curl_easy_setopt(h, CURLOPT_RESOLVE, pin);
 	if (rc == CURLE_OK)
 		rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (rc == CURLE_OK)
@@ -71,9 +74,10 @@ int aws_fetch(const struct aws_fetch_request *req, struct aws_fetch_response *re
               size_t err_size)
 {
 	struct sink s = {0};
-	struct curl_slist *hdrs = NULL;
+	struct curl_slist *hdrs = NULL, *pin = NULL;
 	CURL *h = curl_easy_init();
 	CURLcode cc = CURLE_FAILED_INIT;
+	const char *url = req->log_url != NULL ? req->log_url : req->url;
 	int rc = -1;
 
 	memset(resp, 0, sizeof(*resp));
@@ -86,18 +90,21 @@ int aws_fetch(const struct aws_fetch_request *req, struct aws_fetch_response *re
 		}
 		hdrs = l;
 	}
-	if (h == NULL || hdrs == NULL || setup(h, req, hdrs, &s) < 0) {
-		snprintf(err, err_size, "could not set up the request to \"%s\"", req->url);
+	if (req->resolve != NULL)
+		pin = curl_slist_append(NULL, req->resolve);
+	if (h == NULL || hdrs == NULL || (req->resolve != NULL && pin == NULL) ||
+	    setup(h, req, hdrs, pin, &s) < 0) {
+		snprintf(err, err_size, "could not set up the request to \"%s\"", url);
 		goto out;
 	}
 	cc = curl_easy_perform(h);
 	if (s.overflow) {
-		snprintf(err, err_size, "the answer of \"%s\" exceeds %zu bytes", req->url,
+		snprintf(err, err_size, "the answer of \"%s\" exceeds %zu bytes", url,
 		         AWS_FETCH_MAX_BYTES);
 		goto out;
 	}
 	if (cc != CURLE_OK) {
-		snprintf(err, err_size, "could not reach \"%s\": %s", req->url, curl_easy_strerror(cc));
+		snprintf(err, err_size, "could not reach \"%s\": %s", url, curl_easy_strerror(cc));
 		goto out;
 	}
 	(void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
@@ -112,6 +119,7 @@ out:
 		explicit_bzero(s.p, s.len);
 	free(s.p);
 	curl_slist_free_all(hdrs);
+	curl_slist_free_all(pin);
 	if (h != NULL)
 		curl_easy_cleanup(h);
 	return rc;
@@ -127,12 +135,14 @@ void aws_fetch_response_free(struct aws_fetch_response *resp)
 
 char *aws_read_small_file(const char *path, char *err, size_t err_size)
 {
-	FILE *f = fopen(path, "r");
+	/* never blocks: a FIFO in the token's place is refused at once */
+	char why[256];
+	FILE *f = textfile_open(path, (long)AWS_FETCH_MAX_BYTES, why, sizeof(why));
 	char *buf;
 	size_t n;
 
 	if (f == NULL) {
-		snprintf(err, err_size, "could not open \"%s\": %s", path, strerror(errno));
+		snprintf(err, err_size, "\"%s\": %s", path, why);
 		return NULL;
 	}
 	buf = malloc(AWS_FETCH_MAX_BYTES + 1);

@@ -30,6 +30,13 @@ struct aws_fetch_request {
 	const char *body;    /* NULL: no body */
 	size_t body_len;
 	long timeout_ms;     /* total, also the connect timeout */
+	/* The URL as error texts name it (without user:password or query, which
+	 * may be secrets); NULL: url. */
+	const char *log_url;
+	/* NULL, or a CURLOPT_RESOLVE entry "host:port:address[,address]" that
+	 * pins the host to addresses the caller has checked, so that a second
+	 * lookup cannot lead elsewhere. */
+	const char *resolve;
 };
 
 struct aws_fetch_response {

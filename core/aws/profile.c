@@ -8,15 +8,15 @@
 #include "aws/env.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/textfile.h"
+
 struct parse_state {
 	struct aws_profiles *p;
 	bool credentials_file;
-	bool oom;
 };
 
 const char *aws_profile_name(void)
@@ -84,44 +84,157 @@ static int add_entry(struct aws_profiles *p, const char *section, const char *ke
 	return 0;
 }
 
-static int on_key(void *user, const char *section, const char *name, const char *value)
+/*
+ * The lines of one shared file, read with the bounded reader relay.ini
+ * uses (common/textfile.h), but with room for long values: STS session
+ * tokens are hundreds to over a thousand characters, more than inih's
+ * 200-byte line.  The syntax is inih's, as the files were read before:
+ * "[section]", "key = value" (or "key: value"), comments starting with ";"
+ * or "#" and inline comments after " ;".  An indented line after a key is
+ * a sub-property (the config file's "s3 =" block) and is skipped: no
+ * credential setting is nested.
+ */
+static char *trim(char *s)
 {
-	struct parse_state *st = user;
-	const char *profile = section_profile(section, st->credentials_file);
+	char *end;
 
-	if (profile == NULL || name == NULL)
-		return 1;
-	if (add_entry(st->p, profile, name, value != NULL ? value : "", st->credentials_file) < 0) {
-		st->oom = true;
+	s += strspn(s, " \t\r\n\v\f");
+	end = s + strlen(s);
+	while (end > s && strchr(" \t\r\n\v\f", end[-1]) != NULL)
+		*--end = '\0';
+	return s;
+}
+
+/* Cuts s at an inline " ;" comment, as inih does. */
+static void cut_comment(char *s)
+{
+	for (char *c = s; *c != '\0'; c++) {
+		if (*c == ';' && c > s && (c[-1] == ' ' || c[-1] == '\t')) {
+			*c = '\0';
+			return;
+		}
+	}
+}
+
+struct line_state {
+	char section[AWS_PROFILE_LINE_MAX];
+	bool key_seen; /* a key line since the last header: an indented line continues it */
+};
+
+/* One line of a file; 0, or -1 with "FILE:LINE: problem" in err. */
+static int parse_line(struct parse_state *st, struct line_state *ls, char *line,
+                      const char *where, char *err, size_t err_size)
+{
+	bool indented = line[0] == ' ' || line[0] == '\t';
+	char *t = trim(line), *sep;
+
+	if (*t == '\0' || *t == ';' || *t == '#')
+		return 0;
+	if (indented && ls->key_seen)
+		return 0;
+	if (*t == '[') {
+		char *close = strchr(t, ']');
+
+		if (close == NULL) {
+			snprintf(err, err_size, "%s: syntax error: a section header needs \"]\"", where);
+			return -1;
+		}
+		*close = '\0';
+		snprintf(ls->section, sizeof(ls->section), "%s", trim(t + 1));
+		ls->key_seen = false;
 		return 0;
 	}
-	return 1;
+	cut_comment(t);
+	sep = t + strcspn(t, "=:");
+	if (*sep == '\0') {
+		snprintf(err, err_size, "%s: syntax error: expected \"key = value\"", where);
+		return -1;
+	}
+	*sep = '\0';
+	ls->key_seen = true;
+	const char *profile = section_profile(ls->section, st->credentials_file);
+	if (profile != NULL &&
+	    add_entry(st->p, profile, trim(t), trim(sep + 1), st->credentials_file) < 0) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_lines(struct parse_state *st, struct textfile_lines *rd, const char *path,
+                       char *err, size_t err_size)
+{
+	struct line_state *ls = calloc(1, sizeof(*ls));
+	char where[512];
+	ssize_t len;
+	int line = 0, rc = 0;
+
+	if (ls == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	while (rc == 0 && (len = textfile_next_line(rd)) >= 0) {
+		char *s = rd->buf;
+		size_t content = (size_t)len;
+
+		if (content == textfile_stored_len(rd, len))
+			while (content > 0 && (s[content - 1] == '\n' || s[content - 1] == '\r'))
+				content--;
+		snprintf(where, sizeof(where), "%.480s:%d", path, ++line);
+		if (content > AWS_PROFILE_LINE_MAX) {
+			snprintf(err, err_size, "%s: line is too long (at most %d bytes)", where,
+			         AWS_PROFILE_LINE_MAX);
+			rc = -1;
+		} else if (rd->nul_at >= 0) {
+			snprintf(err, err_size, "%s: line contains a NUL byte (column %ld)", where,
+			         rd->nul_at + 1);
+			rc = -1;
+		} else {
+			if (line == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+				s += 3;
+			rc = parse_line(st, ls, s, where, err, err_size);
+		}
+	}
+	if (rc == 0 && ferror(rd->fp)) {
+		snprintf(err, err_size, "could not read \"%s\"", path);
+		rc = -1;
+	} else if (rc == 0 && rd->too_large) {
+		snprintf(err, err_size, "\"%s\" is too large (more than %ld bytes)", path,
+		         rd->max_bytes);
+		rc = -1;
+	}
+	explicit_bzero(rd->buf, rd->buf_size);
+	free(ls);
+	return rc;
 }
 
 static int read_file(struct aws_profiles *p, const char *path, bool credentials_file, char *err,
                      size_t err_size)
 {
-	struct parse_state st = {p, credentials_file, false};
-	FILE *f = fopen(path, "r");
+	struct parse_state st = {p, credentials_file};
+	/* a line, its newline, and one byte more to tell a too-long one */
+	char *buf = malloc(AWS_PROFILE_LINE_MAX + 3);
+	struct textfile_lines rd = {.buf = buf, .buf_size = AWS_PROFILE_LINE_MAX + 3,
+	                            .max_bytes = AWS_PROFILE_MAX_FILE_BYTES};
+	char why[256];
 	int rc;
 
-	if (f == NULL) {
+	if (buf == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	rd.fp = textfile_open(path, AWS_PROFILE_MAX_FILE_BYTES, why, sizeof(why));
+	if (rd.fp == NULL) {
+		free(buf);
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		snprintf(err, err_size, "could not open \"%s\": %s", path, strerror(errno));
+		snprintf(err, err_size, "\"%s\": %s", path, why);
 		return -1;
 	}
-	rc = ini_parse_file(f, on_key, &st);
-	fclose(f);
-	if (st.oom) {
-		snprintf(err, err_size, "out of memory while reading \"%s\"", path);
-		return -1;
-	}
-	if (rc != 0) {
-		snprintf(err, err_size, "%s:%d: syntax error", path, rc);
-		return -1;
-	}
-	return 0;
+	rc = parse_lines(&st, &rd, path, err, err_size);
+	fclose(rd.fp);
+	free(buf);
+	return rc;
 }
 
 int aws_profiles_load(struct aws_profiles *p, char *err, size_t err_size)

@@ -20,6 +20,11 @@
 
 #include "common/compiler.h"
 
+/* Longest line of a shared file, end of line excluded (docs/aws.md):
+ * room for any session token; and the largest file. */
+#define AWS_PROFILE_LINE_MAX 16384
+#define AWS_PROFILE_MAX_FILE_BYTES (1024L * 1024L)
+
 struct aws_profile_entry {
 	char *section; /* profile name, "profile " prefix removed; owned */
 	char *key;     /* owned */

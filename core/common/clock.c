@@ -35,3 +35,17 @@ void monotonic_deadline(struct timespec *out, int64_t ms)
 		out->tv_nsec -= 1000000000L;
 	}
 }
+
+int monotonic_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	int rc = pthread_condattr_init(&ca);
+
+	if (rc != 0)
+		return rc;
+	rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (rc == 0)
+		rc = pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return rc;
+}

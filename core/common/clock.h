@@ -6,6 +6,7 @@
 #ifndef OUTBOX_CORE_COMMON_CLOCK_H
 #define OUTBOX_CORE_COMMON_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -20,5 +21,10 @@ int64_t wall_clock_ms(void);
 /* *out = CLOCK_MONOTONIC now + ms (ms >= 0), normalised: the deadline of a
  * pthread_cond_timedwait() on a condition variable set to that clock. */
 void monotonic_deadline(struct timespec *out, int64_t ms);
+
+/* pthread_cond_init() of *cv on CLOCK_MONOTONIC, for timed waits whose
+ * deadlines come from monotonic_deadline(): a change of the wall clock
+ * neither cuts them short nor stretches them.  0, or an errno value. */
+int monotonic_cond_init(pthread_cond_t *cv);
 
 #endif

@@ -314,13 +314,12 @@ static struct cfg *cfg_parse(const char *path, struct cfg_errors *errs)
 		cfg_errors_add(errs, "%s: out of memory", path);
 		return NULL;
 	}
-	p.fp = cfg_open(&p, path);
-	if (!p.fp)
+	if (!cfg_open(&p, path))
 		goto out;
 	irc = ini_parse_stream(cfg_read_line, &p, cfg_on_key, &p);
-	if (ferror(p.fp))
+	if (ferror(p.rd.fp))
 		cfg_error(&p, 0, NULL, NULL, "could not read file");
-	else if (p.too_large)
+	else if (p.rd.too_large)
 		cfg_error(&p, 0, NULL, NULL, "file is too large (more than %ld bytes)",
 			  CFG_MAX_FILE_BYTES);
 	else if (irc == -2)
@@ -328,14 +327,14 @@ static struct cfg *cfg_parse(const char *path, struct cfg_errors *errs)
 	else if (irc > 0 && cfg_errors_count(errs) == before)
 		cfg_error(&p, irc, NULL, NULL, "syntax error"); /* not expected: see cfg_read_line */
 	cfg_section_finish(&p);
-	if (!ferror(p.fp) && !p.too_large) {
+	if (!ferror(p.rd.fp) && !p.rd.too_large) {
 		cfg_check_file(&p);
 		cfg = p.cfg;
 		p.cfg = NULL;
 	}
 out:
-	if (p.fp)
-		fclose(p.fp);
+	if (p.rd.fp)
+		fclose(p.rd.fp);
 	free(p.url_lines);
 	cfg_free(p.cfg);
 	return cfg;

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "common/compiler.h"
+#include "common/textfile.h"
 #include "config/config.h"
 
 enum cfg_type {
@@ -83,11 +84,8 @@ enum cfg_sect_kind {
 struct cfg_parser {
 	struct cfg *cfg;          /* being built; owned until handed out */
 	struct cfg_errors *errs;  /* borrowed */
-	FILE *fp;
+	struct textfile_lines rd; /* rd.fp owned; rd.buf is buf */
 	char buf[CFG_LINE_BUF];   /* the current line, cut at CFG_LINE_BUF - 1 bytes */
-	long bytes_read;          /* of the whole file, for CFG_MAX_FILE_BYTES */
-	bool too_large;           /* stopped reading at CFG_MAX_FILE_BYTES */
-	long nul_at;              /* offset of the current line's first NUL byte, or -1 */
 	int line;                 /* line the reader returned last */
 	bool key_seen;            /* a key line since the last header */
 	/* Only for messages; a key can never be longer than one inih line. */

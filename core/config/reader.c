@@ -9,44 +9,31 @@
 #include "config/internal.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "config/text.h"
 
 /* ---- opening ---- */
 
 /*
- * Opens path for reading, refusing anything but a regular file of at most
- * CFG_MAX_FILE_BYTES: a device or a FIFO never ends, and a relay.ini that
- * large is a mistake.
+ * Opens path for reading without blocking (common/textfile.h), refusing
+ * anything but a regular file of at most CFG_MAX_FILE_BYTES: a device or a
+ * FIFO never ends (and opening a FIFO would wait for a writer), and a
+ * relay.ini that large is a mistake.
  */
 FILE *cfg_open(struct cfg_parser *p, const char *path)
 {
-	struct stat st;
-	FILE *fp = fopen(path, "r");
+	char why[256];
+	FILE *fp = textfile_open(path, CFG_MAX_FILE_BYTES, why, sizeof(why));
 
-	if (!fp) {
-		cfg_error(p, 0, NULL, NULL, "could not open file: %s", strerror(errno));
+	if (fp == NULL) {
+		cfg_error(p, 0, NULL, NULL, "%s", why);
 		return NULL;
 	}
-	if (fstat(fileno(fp), &st) < 0) {
-		cfg_error(p, 0, NULL, NULL, "could not stat file: %s", strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
-		cfg_error(p, 0, NULL, NULL, "could not read file: it is %s, not a regular file",
-			  S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) ? "a character device"
-			  : S_ISBLK(st.st_mode) ? "a block device" : S_ISFIFO(st.st_mode) ? "a FIFO"
-			  : "a special file");
-	} else if (st.st_size > CFG_MAX_FILE_BYTES) {
-		cfg_error(p, 0, NULL, NULL, "file is too large (%lld bytes, at most %ld)",
-			  (long long)st.st_size, CFG_MAX_FILE_BYTES);
-	} else {
-		return fp;
-	}
-	fclose(fp);
-	return NULL;
+	p->rd = (struct textfile_lines){.fp = fp, .buf = p->buf, .buf_size = sizeof(p->buf),
+	                                .max_bytes = CFG_MAX_FILE_BYTES, .nul_at = -1};
+	return fp;
 }
 
 /* ---- lines ---- */
@@ -90,32 +77,12 @@ size_t cfg_stored_len(ssize_t len)
  * the file, on a read error, or once the file passed CFG_MAX_FILE_BYTES.
  * Unlike getline() it never allocates: a file without newlines costs
  * nothing but the time to read CFG_MAX_FILE_BYTES.  NUL bytes are kept
- * (p->nul_at) so that the caller can refuse them: inih would silently cut
- * the value at the first one.
+ * (p->rd.nul_at) so that the caller can refuse them: inih would silently
+ * cut the value at the first one.
  */
 ssize_t cfg_next_line(struct cfg_parser *p)
 {
-	ssize_t len = 0;
-	int c = EOF;
-
-	p->nul_at = -1;
-	while (!p->too_large && (c = getc(p->fp)) != EOF) {
-		if (++p->bytes_read > CFG_MAX_FILE_BYTES) {
-			p->too_large = true;
-			break;
-		}
-		if (c == '\0' && p->nul_at < 0)
-			p->nul_at = (long)len;
-		if ((size_t)len < CFG_LINE_BUF - 1)
-			p->buf[len] = (char)c;
-		len++;
-		if (c == '\n')
-			break;
-	}
-	p->buf[cfg_stored_len(len)] = '\0';
-	if (p->too_large || (len == 0 && c == EOF))
-		return -1;
-	return len;
+	return textfile_next_line(&p->rd);
 }
 
 /* Refuses a line with a NUL byte or bytes that are not UTF-8, by column. */
@@ -123,9 +90,9 @@ bool cfg_line_bytes_ok(struct cfg_parser *p, size_t len)
 {
 	long bad;
 
-	if (p->nul_at >= 0) {
+	if (p->rd.nul_at >= 0) {
 		cfg_error(p, p->line, p->section, NULL,
-			  "line contains a NUL byte (column %ld)", p->nul_at + 1);
+			  "line contains a NUL byte (column %ld)", p->rd.nul_at + 1);
 		return false;
 	}
 	if (len >= CFG_LINE_BUF - 1)

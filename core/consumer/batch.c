@@ -1,68 +1,137 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * consumer/batch.c: one receive batch at once (see consumer/batch.h and
- * docs/consumer.md, "Batches"): one claim statement, the won jobs run in
- * order, one completion transaction for their OK verdicts; the per-message
- * rules (consumer/worker.c) for everything else.
+ * consumer/batch.c: the job pipeline (see consumer/batch.h and
+ * docs/consumer.md, "The pipeline"): claim, the rules for what the claim
+ * did not win, run, complete.  The claim is claim(), the success
+ * completion complete_ok(), the failure completion complete_failed().
  */
 #include "consumer/batch.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "common/clock.h"
-#include "consumer/internal.h"
-#include "consumer/message.h"
-#include "consumer/quarantine.h"
-#include "consumer/services.h"
-#include "db/db.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "consumer/control.h"
+#include "consumer/message.h"
+#include "consumer/quarantine.h"
+#include "consumer/rules.h"
+#include "consumer/services.h"
+#include "consumer/session.h"
 
 #define MSG_LEN 1024
+/* commit_one(): a price job's commit() said OK but its success CAS did not
+ * match (stale_or_lost() decides it after the transaction). */
+#define NOT_SUCCEEDED 100
 
-/* One message of the batch. */
+/* Where one delivery of the batch is. */
+enum bstate {
+	B_DONE,  /* decided, ignored or left alone: nothing more to do */
+	B_WANT,  /* offered to the next claim */
+	B_RULES, /* to the rules (consumer/rules.h) */
+	B_WON,   /* claim won; heartbeat slot active until its completion */
+};
+
+/* One delivery of the batch. */
 struct bjob {
 	const struct sqs_message *m;  /* borrowed from the receive batch */
 	struct consumer_msg pm;
-	bool candidate;               /* offered to the batch claim */
-	bool rest;                    /* left to consumer_worker_process() */
-	bool won;                     /* claim won; heartbeat slot active */
+	enum bstate state;
+	bool second;                  /* offered to the claim after the rules */
 	bool executed;                /* execute() returned v */
 	bool lost;                    /* its claim did not hold at completion */
 	bool refused;                 /* commit() returned RETRY or FAIL */
-	bool carrier;                 /* its slot also keeps the rest messages fresh */
+	bool stale_check;             /* price job whose success CAS matched nothing */
+	struct ledger_job looked;     /* as the rules read it (the price claim) */
 	struct ledger_claim claim;
 	char *payload;                /* owned: JSON text */
 	json_t *payload_json;         /* owned reference */
 	struct outbox_job job;
 	enum outbox_verdict v;
+	int64_t retry_after_ms;       /* execute()'s, with OUTBOX_RETRY only */
 	char msg[MSG_LEN];
 	json_t *output;               /* owned reference: execute()'s result */
 	int64_t claimed_ms;
 };
 
+/* The pipeline's arrays, max entries each, made once per worker. */
+struct batch_scratch {
+	size_t max;
+	struct bjob *j;
+	const char **returned;
+	struct ledger_batch_req *reqs;
+	struct ledger_claim *claims;
+	char **payloads;
+	bool *got;
+	size_t *idx;
+	const struct ledger_claim **cl;
+	bool *held;
+	struct bjob **ok, **no, **todo;
+};
+
 struct batch {
 	struct consumer_worker *w;
-	struct bjob *j;         /* owned; n entries, at most [consumer] claim_max */
+	struct batch_scratch *s;
+	struct bjob *j;         /* s->j; n entries, at most [consumer] claim_max */
 	size_t n;
-	/* job_ids of the runs that returned, in order (borrowed from j[]);
-	 * owned array of n slots */
+	/* job_ids of the runs that returned, in order (borrowed from j[]) */
 	const char **returned;
 	size_t n_returned;
 };
 
-/* n zeroed elements of size each for a batch's scratch arrays; NULL when
- * out of memory (n may be 0: then one element, so NULL means only OOM). */
-static void *scratch(size_t n, size_t size)
+struct batch_scratch *consumer_batch_scratch_new(size_t max)
 {
-	return calloc(n > 0 ? n : 1, size);
+	struct batch_scratch *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	max = max > 0 ? max : 1;
+	s->max = max;
+	s->j = calloc(max, sizeof(*s->j));
+	s->returned = calloc(max, sizeof(*s->returned));
+	s->reqs = calloc(max, sizeof(*s->reqs));
+	s->claims = calloc(max, sizeof(*s->claims));
+	s->payloads = calloc(max, sizeof(*s->payloads));
+	s->got = calloc(max, sizeof(*s->got));
+	s->idx = calloc(max, sizeof(*s->idx));
+	s->cl = calloc(max, sizeof(*s->cl));
+	s->held = calloc(max, sizeof(*s->held));
+	s->ok = calloc(max, sizeof(*s->ok));
+	s->no = calloc(max, sizeof(*s->no));
+	s->todo = calloc(max, sizeof(*s->todo));
+	if (s->j == NULL || s->returned == NULL || s->reqs == NULL || s->claims == NULL ||
+	    s->payloads == NULL || s->got == NULL || s->idx == NULL || s->cl == NULL ||
+	    s->held == NULL || s->ok == NULL || s->no == NULL || s->todo == NULL) {
+		consumer_batch_scratch_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void consumer_batch_scratch_free(struct batch_scratch *s)
+{
+	if (s == NULL)
+		return;
+	free(s->j);
+	free(s->returned);
+	free(s->reqs);
+	free(s->claims);
+	free(s->payloads);
+	free(s->got);
+	free(s->idx);
+	free(s->cl);
+	free(s->held);
+	free(s->ok);
+	free(s->no);
+	free(s->todo);
+	free(s);
 }
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
@@ -70,219 +139,278 @@ static size_t slot_of(const struct batch *b, const struct bjob *j)
 	return b->w->slot + (size_t)(j - b->j);
 }
 
-/* Which messages the batch claim may take: parsed, not a price job, of
- * this destination, and the first message of its job in the batch. */
-static size_t choose(struct batch *b, const struct sqs_messages *msgs)
+/* Each delivery counted, parsed and sent on: to the claim when one
+ * statement may take it (not a price job, of this destination, the first
+ * message of its job in the batch), else to the rules. */
+static void choose(struct batch *b, const struct sqs_message *items, size_t n)
 {
+	struct consumer_worker *w = b->w;
 	char why[256];
-	size_t n = 0;
 
-	size_t max = (size_t)b->w->c->cfg->consumer.claim_max;
-
-	b->n = msgs->n < max ? msgs->n : max;
-	b->j = scratch(b->n, sizeof(*b->j));
-	b->returned = scratch(b->n, sizeof(*b->returned));
-	if (b->j == NULL || b->returned == NULL) {
-		/* Out of memory: every message goes to the per-message rules. */
-		b->n = 0;
-		return 0;
-	}
-	for (size_t i = 0; i < b->n; i++) {
+	b->n = n;
+	b->n_returned = 0;
+	memset(b->j, 0, n * sizeof(*b->j));
+	for (size_t i = 0; i < n; i++) {
 		struct bjob *j = &b->j[i];
 
-		j->m = &msgs->items[i];
-		j->rest = true;
-		if (consumer_message_parse(j->m->body, j->m->body_len, &j->pm, why, sizeof(why)) < 0 ||
-		    j->pm.has_price_window || strcmp(j->pm.destination, b->w->dest->name) != 0)
+		j->m = &items[i];
+		w->counters.deliveries++;
+		if (consumer_message_parse(j->m->body, j->m->body_len, &j->pm, why, sizeof(why)) < 0) {
+			w->counters.ignored++;
+			log_warning("ignoring a message that is not an outbox event: %s dest=%s"
+			            " message_id=%s", why, w->dest->name, j->m->message_id);
+			j->state = B_DONE;
 			continue;
-		j->candidate = true;
-		for (size_t k = 0; k < i; k++) {
-			if (b->j[k].candidate && strcmp(b->j[k].pm.job_id, j->pm.job_id) == 0)
-				j->candidate = false;
 		}
-		j->rest = !j->candidate;
-		n += j->candidate ? 1 : 0;
+		j->state = B_WANT;
+		if (j->pm.has_price_window || strcmp(j->pm.destination, w->dest->name) != 0)
+			j->state = B_RULES;
+		for (size_t k = 0; k < i && j->state == B_WANT; k++) {
+			if (b->j[k].state == B_WANT && strcmp(b->j[k].pm.job_id, j->pm.job_id) == 0)
+				j->state = B_RULES;
+		}
 	}
-	return n;
 }
 
-/* The won claims get a heartbeat slot each, from now to their completion. */
+/* A claim won: counted; its heartbeat slot begins after the last claim. */
 static void won(struct batch *b, struct bjob *j)
 {
 	struct consumer_worker *w = b->w;
 
-	w->counters.deliveries++;
 	w->counters.claims++;
 	metrics_inc(METRIC_JOBS_CLAIMED, w->dest->name);
-	j->won = true;
-	j->rest = false;
+	j->state = B_WON;
 	j->claimed_ms = now_ms();
 }
 
-/* The receipt handles of the messages left to the per-message rules, at
- * most max (a heartbeat slot keeps SQS_MAX_BATCH_ENTRIES messages fresh;
- * one left out may come back visible early, and its next delivery is
- * decided by its claim like any other). */
-static size_t rest_handles(const struct batch *b, const char **handles, size_t max)
+/* A claim not won: to the rules the first time, else lost to another
+ * delivery (consumer_rules_lost). */
+static void not_won(struct batch *b, struct bjob *j)
 {
-	size_t n = 0;
-
-	for (size_t k = 0; k < b->n && n < max; k++) {
-		if (b->j[k].rest)
-			handles[n++] = b->j[k].m->receipt_handle;
+	if (!j->second) {
+		j->state = B_RULES;
+		return;
 	}
-	return n;
+	j->state = B_DONE;
+	consumer_rules_lost(b->w, j->m, j->pm.job_id);
+}
+
+/* The claim statement or the price transaction failed: left alone. */
+static void claim_failed(struct batch *b, struct bjob *j, const char *err)
+{
+	struct consumer_worker *w = b->w;
+
+	w->counters.db_errors++;
+	log_warning("could not claim the job: %s job_id=%s", err, j->pm.job_id);
+	j->state = B_DONE;
 }
 
 /*
- * A heartbeat slot per won claim, from now to its completion: its own
- * message; the first one's also carries the messages left to the
- * per-message rules, which wait behind the whole batch (handed on by
- * end_slot() when that claim ends first).
+ * Rules 4 (price window) and 5 for a price job in one transaction: the
+ * window row is share-locked while staleness is decided and the claim
+ * taken.  Returns 1 claimed, 2 marked stale, 0 lost, -1 error.
  */
+static int claim_price(struct consumer_worker *w, struct bjob *j, char *err, size_t errlen)
+{
+	const struct ledger_job *job = &j->looked;
+	/* Bound to the queue the message came from, in the CAS itself. */
+	const struct ledger_binding binding = {w->dest->name, j->pm.job_type, true,
+	                                       j->pm.window_generation};
+	char rerr[256];
+	int gen = 0, rc;
+
+	if (consumer_tx(w, "BEGIN", err, errlen) < 0)
+		return -1;
+	rc = ledger_price_window_lock(w->conn, job->window_symbol, job->window_start, &gen, err,
+	                              errlen);
+	if (rc == 1 && job->window_generation < gen) {
+		rc = ledger_mark_stale(w->conn, job->job_id, job->redrive_generation, err, errlen);
+		rc = rc == 1 ? 2 : rc;
+	} else if (rc >= 0) {
+		rc = ledger_claim(w->conn, job->job_id, job->redrive_generation, &binding,
+		                  w->claimed_by, w->c->cfg->consumer.lease_seconds, &j->claim,
+		                  &j->payload, err, errlen);
+	}
+	if (rc < 0 || consumer_tx(w, "COMMIT", err, errlen) < 0) {
+		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0)
+			consumer_worker_db_failed(w);
+		free(j->payload);
+		j->payload = NULL;
+		return -1;
+	}
+	return rc;
+}
+
+/* The price jobs offered to the claim, each in its own transaction. */
+static void claim_prices(struct batch *b)
+{
+	struct consumer_worker *w = b->w;
+	char err[512];
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct bjob *j = &b->j[i];
+		int rc;
+
+		if (j->state != B_WANT || !j->pm.has_price_window)
+			continue;
+		rc = claim_price(w, j, err, sizeof(err));
+		if (rc == 1) {
+			won(b, j);
+		} else if (rc == 2) {
+			w->counters.stale++;
+			metrics_inc(METRIC_JOBS_DEAD_STALE, w->dest->name);
+			log_warning("price job is stale: its window has a newer generation; marked DEAD"
+			            " dest=%s job_id=%s", w->dest->name, j->pm.job_id);
+			consumer_worker_delete(w, j->m);
+			j->state = B_DONE;
+		} else if (rc == 0) {
+			not_won(b, j);
+		} else {
+			claim_failed(b, j, err);
+			consumer_worker_db_failed(w);
+		}
+	}
+}
+
+/* Offers j to the claim statement, unless its job is offered already. */
+static bool offer(struct batch *b, size_t i, size_t n)
+{
+	const struct bjob *j = &b->j[i];
+	struct batch_scratch *s = b->s;
+
+	for (size_t k = 0; k < n; k++) {
+		if (strcmp(s->reqs[k].job_id, j->pm.job_id) == 0)
+			return false;
+	}
+	s->reqs[n] = (struct ledger_batch_req){j->pm.job_id, j->pm.job_type,
+	                                       j->pm.redrive_generation};
+	s->idx[n] = i;
+	return true;
+}
+
+/*
+ * The claim: every delivery offered, the others in one statement
+ * (ledger_claim_batch: bound to this destination and each message's job
+ * type and generation), each price job with its window's staleness
+ * decided under the window row lock (claim_price).  Deliveries not won go
+ * to the rules (or, when the rules sent them, are lost).
+ */
+static void claim(struct batch *b)
+{
+	struct consumer_worker *w = b->w;
+	struct batch_scratch *s = b->s;
+	char err[512];
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->j[i].state != B_WANT || b->j[i].pm.has_price_window)
+			continue;
+		if (offer(b, i, n))
+			n++;
+		else
+			not_won(b, &b->j[i]);
+	}
+	rc = n == 0 ? 0
+	            : ledger_claim_batch(w->conn, s->reqs, n, w->dest->name, w->claimed_by,
+	                                 w->c->cfg->consumer.lease_seconds, s->claims,
+	                                 s->payloads, s->got, err, sizeof(err));
+	for (size_t k = 0; k < n; k++) {
+		struct bjob *j = &b->j[s->idx[k]];
+
+		if (rc >= 0 && s->got[k]) {
+			j->claim = s->claims[k];
+			j->payload = s->payloads[k];
+			won(b, j);
+		} else if (rc >= 0) {
+			not_won(b, j);
+		} else {
+			free(s->payloads[k]);
+			claim_failed(b, j, err);
+		}
+	}
+	if (rc < 0)
+		consumer_worker_db_failed(w);
+	claim_prices(b);
+}
+
+/* The rules for each delivery the claim did not take; those they let
+ * claim are offered to the claim once more. */
+static size_t apply_rules(struct batch *b)
+{
+	struct consumer_worker *w = b->w;
+	size_t again = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct bjob *j = &b->j[i];
+
+		if (j->state != B_RULES)
+			continue;
+		j->state = B_DONE;
+		if (consumer_stopping(w->c)) {
+			consumer_worker_give_back(w, j->m);
+		} else if (atomic_load(&w->c->db_trouble) || w->conn == NULL) {
+			/* The database refused a statement: leave the message alone
+			 * until it takes claims again (consumer_worker_gate). */
+			w->counters.db_errors++;
+		} else if (consumer_rules_apply(w, j->m, &j->pm, &j->looked)) {
+			j->state = B_WANT;
+			j->second = true;
+			again++;
+		}
+	}
+	return again;
+}
+
+/* A heartbeat slot per won claim, from now to its completion. */
 static void begin_heartbeats(struct batch *b)
 {
 	struct consumer_worker *w = b->w;
-	const char *handles[SQS_MAX_BATCH_ENTRIES];
-	bool first = true;
 
 	for (size_t i = 0; w->c->hb != NULL && i < b->n; i++) {
+		const char *handles[1];
 		struct heartbeat_job hj = {&b->j[i].claim, w->dest->queue_url, handles, 1,
 		                           w->batch_received_ms};
 
-		if (!b->j[i].won)
+		if (b->j[i].state != B_WON)
 			continue;
-		if (first)
-			hj.n_handles = rest_handles(b, handles + 1, SQS_MAX_BATCH_ENTRIES - 1) + 1;
 		handles[0] = b->j[i].m->receipt_handle;
-		b->j[i].carrier = first;
-		first = false;
 		heartbeat_begin(w->c->hb, slot_of(b, &b->j[i]), &hj);
 	}
 }
 
-/* Ends j's heartbeat slot (j->won is false by now); the rest messages it
- * carried go to the next won claim still beating.  Returns the outcome. */
+/* Ends j's heartbeat slot; j is no longer won.  Returns the outcome. */
 static enum heartbeat_outcome end_slot(struct batch *b, struct bjob *j)
 {
-	struct heartbeat *hb = b->w->c->hb;
-	const char *handles[SQS_MAX_BATCH_ENTRIES];
-	enum heartbeat_outcome out;
-	size_t n;
-
-	if (hb == NULL)
+	j->state = B_DONE;
+	if (b->w->c->hb == NULL)
 		return HEARTBEAT_KEPT;
-	out = heartbeat_end(hb, slot_of(b, j));
-	if (!j->carrier)
-		return out;
-	j->carrier = false;
-	n = rest_handles(b, handles, SQS_MAX_BATCH_ENTRIES);
-	for (size_t k = 0; n > 0 && k < b->n; k++) {
-		if (b->j[k].won && heartbeat_outcome(hb, slot_of(b, &b->j[k])) == HEARTBEAT_KEPT) {
-			b->j[k].carrier = true;
-			heartbeat_carry(hb, slot_of(b, &b->j[k]), handles, n);
-			break;
-		}
-	}
-	return out;
+	return heartbeat_end(b->w->c->hb, slot_of(b, j));
 }
 
-/* The claim statement; messages not won are left to the per-message rules. */
-static int claim(struct batch *b)
+/* Shutdown before the handler ran: the claim back to PENDING (due now),
+ * the message visible at once, else the outbox event re-armed. */
+static void release(struct batch *b, struct bjob *j)
 {
 	struct consumer_worker *w = b->w;
-	struct ledger_batch_req *reqs = scratch(b->n, sizeof(*reqs));
-	struct ledger_claim *claims = scratch(b->n, sizeof(*claims));
-	char **payloads = scratch(b->n, sizeof(*payloads));
-	bool *got = scratch(b->n, sizeof(*got));
-	size_t *idx = scratch(b->n, sizeof(*idx)), n = 0;
 	char err[512];
-	int rc = -1;
+	int rc;
 
-	if (reqs == NULL || claims == NULL || payloads == NULL || got == NULL || idx == NULL) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < b->n; i++) {
-		if (!b->j[i].candidate)
-			continue;
-		reqs[n] = (struct ledger_batch_req){b->j[i].pm.job_id, b->j[i].pm.job_type,
-		                                    b->j[i].pm.redrive_generation};
-		idx[n++] = i;
-	}
-	rc = ledger_claim_batch(w->conn, reqs, n, w->dest->name, w->claimed_by,
-	                        w->c->cfg->consumer.lease_seconds, claims, payloads, got,
-	                        err, sizeof(err));
-out:
-	for (size_t k = 0; k < n; k++) {
-		struct bjob *j = &b->j[idx[k]];
-
-		if (rc >= 0 && got[k]) {
-			j->claim = claims[k];
-			j->payload = payloads[k];
-			won(b, j);
-		} else if (rc >= 0) {
-			j->rest = true; /* not won: the per-message rules decide */
-		} else {
-			free(payloads[k]);
-			j->rest = false; /* the database failed: leave the message */
-			w->counters.deliveries++;
-			w->counters.db_errors++;
-		}
-	}
-	if (rc < 0) {
-		log_warning("could not claim a batch of %zu message(s): %s dest=%s", n, err,
-		            w->dest->name);
-		consumer_worker_db_failed(w);
-	}
-	free(reqs);
-	free(claims);
-	free(payloads);
-	free(got);
-	free(idx);
-	begin_heartbeats(b);
-	return rc;
-}
-
-/* Gives a waiting claim back (shutdown): PENDING again, message visible. */
-static void give_back_claim(struct batch *b, struct bjob *j)
-{
-	struct consumer_worker *w = b->w;
-	enum heartbeat_outcome hb;
-
-	j->won = false;
-	hb = end_slot(b, j);
-	if (hb != HEARTBEAT_KEPT)
+	if (end_slot(b, j) != HEARTBEAT_KEPT)
 		return; /* released by the heartbeat already, or lost */
-	consumer_worker_release(w, j->m, &j->claim);
-}
-
-/* The claim CAS extending a waiting claim's lease, reconnecting first (an
- * earlier step of the batch may have dropped the connection). */
-static int extend(struct consumer_worker *w, const struct ledger_claim *claim, char *err,
-                  size_t errlen)
-{
-	if (consumer_worker_ensure(w) < 0) {
-		snprintf(err, errlen, "no database connection");
-		return -1;
+	rc = ledger_release(w->conn, &j->claim, err, sizeof(err));
+	if (rc < 0) {
+		log_warning("could not release the claim; it is retried when its lease expires:"
+		            " %s job_id=%s", err, j->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
 	}
-	return ledger_extend_lease(w->conn, claim, w->c->cfg->consumer.lease_seconds, err,
-	                           errlen);
-}
-
-/* Records j's handler run as started (the poison-job count needs it
- * before the run), renewing its lease; a CAS binding the claim. */
-static int mark_started(struct batch *b, const struct ledger_claim *claim, char *err,
-                        size_t errlen)
-{
-	struct consumer_worker *w = b->w;
-
-	if (consumer_worker_ensure(w) < 0) {
-		snprintf(err, errlen, "no database connection");
-		return -1;
-	}
-	return ledger_mark_started(w->conn, claim, w->c->cfg->consumer.lease_seconds, b->returned,
-	                           b->n_returned, err, errlen);
+	if (rc == 0)
+		return;
+	log_info("shutting down: claim released before the handler started job_id=%s",
+	         j->claim.job_id);
+	if (consumer_worker_set_visibility(w, j->m, 0, j->claim.job_id) < 0)
+		consumer_worker_rearm(w, &j->claim);
 }
 
 /*
@@ -296,15 +424,17 @@ static bool still_ours(struct batch *b, struct bjob *j)
 {
 	struct consumer_worker *w = b->w;
 	int lease = w->c->cfg->consumer.lease_seconds;
-	char err[512];
+	char err[512] = "no database connection";
 	int rc = 1;
 
 	if (w->c->hb != NULL && heartbeat_outcome(w->c->hb, slot_of(b, j)) != HEARTBEAT_KEPT)
 		rc = 0;
-	else if (!j->claim.run_marked)
-		rc = mark_started(b, &j->claim, err, sizeof(err));
-	else if (now_ms() - j->claimed_ms > (int64_t)lease * 1000 / 3)
-		rc = extend(w, &j->claim, err, sizeof(err));
+	else if (!j->claim.run_marked || now_ms() - j->claimed_ms > (int64_t)lease * 1000 / 3)
+		rc = consumer_worker_ensure(w) < 0 ? -1
+		     : !j->claim.run_marked
+		         ? ledger_mark_started(w->conn, &j->claim, lease, b->returned, b->n_returned,
+		                               err, sizeof(err))
+		         : ledger_extend_lease(w->conn, &j->claim, lease, err, sizeof(err));
 	if (rc == 1)
 		return true;
 	if (rc < 0) {
@@ -315,7 +445,6 @@ static bool still_ours(struct batch *b, struct bjob *j)
 		w->counters.lost_claims++;
 		log_warning("lost the claim of a waiting job; not run job_id=%s", j->claim.job_id);
 	}
-	j->won = false;
 	(void)end_slot(b, j);
 	return false;
 }
@@ -324,8 +453,14 @@ static bool still_ours(struct batch *b, struct bjob *j)
 static void execute(struct batch *b, struct bjob *j)
 {
 	struct consumer_worker *w = b->w;
-	struct outbox_result result = {.msg = j->msg, .msg_size = sizeof(j->msg)};
+	struct outbox_result result = {j->msg, sizeof(j->msg), NULL, 0};
 
+	/* Deletions queued by this batch wait for one DeleteMessageBatch at
+	 * its end, unless the batch is old enough that a long handler now
+	 * could let them reappear (each would cost a receive and a lookup). */
+	if (now_ms() - w->batch_received_ms >
+	    (int64_t)w->c->cfg->consumer.visibility_timeout_seconds * 1000 / 3)
+		consumer_worker_flush_deletes(w);
 	j->payload_json = json_loads(j->payload, JSON_DECODE_ANY, NULL);
 	j->job = (struct outbox_job){j->claim.job_id, j->pm.job_type, w->dest->name,
 	                             j->payload_json, j->claim.attempt_count,
@@ -339,6 +474,7 @@ static void execute(struct batch *b, struct bjob *j)
 	                (double)wall_clock_ms() / 1000 - j->claim.due_epoch);
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
 	j->output = result.output;
+	j->retry_after_ms = j->v == OUTBOX_RETRY ? result.retry_after_ms : 0;
 	j->executed = true;
 	b->returned[b->n_returned++] = j->claim.job_id;
 }
@@ -350,12 +486,13 @@ static void run_pass(struct batch *b, bool suspects)
 	for (size_t i = 0; i < b->n; i++) {
 		struct bjob *j = &b->j[i];
 
-		if (!j->won || j->claim.run_marked == suspects)
+		if (j->state != B_WON || j->claim.run_marked == suspects)
 			continue;
+		/* consumer_stop() may have found no handler busy just before
+		 * this claim: a handler must not start outside the grace period. */
 		if (consumer_stopping(b->w->c)) {
-			give_back_claim(b, j);
+			release(b, j);
 		} else if (consumer_quarantine_due(b->w, &j->claim)) {
-			j->won = false;
 			if (end_slot(b, j) == HEARTBEAT_KEPT)
 				consumer_quarantine(b->w, j->m, &j->claim);
 		} else if (still_ours(b, j)) {
@@ -380,6 +517,65 @@ static void run_all(struct batch *b)
 		run_pass(b, pass == 1);
 }
 
+/*
+ * The failure completion, for every verdict but OK of a claim j holds.
+ * RETRY: back to PENDING, next attempt after the destination's backoff
+ * or, when execute() asked for one (retry_after_ms), not before that
+ * (capped at the backoff maximum); in the same statement the job's outbox
+ * event is re-armed to be published when the job is due, then the
+ * message is deleted, so a retry never counts as a receive towards
+ * maxReceiveCount.  When nothing could be re-armed (a relay is sending
+ * the event right now), the message is kept and reappears when due.
+ * FAIL: DEAD 'PERMANENT', message deleted.  A broken connection is
+ * reopened first: the CAS binds the claim, so recording the verdict is
+ * safe whatever happened to the transaction that broke.
+ */
+static void complete_failed(struct batch *b, struct bjob *j, enum outbox_verdict v,
+                            const char *why)
+{
+	struct consumer_worker *w = b->w;
+	const struct cfg *cfg = w->c->cfg;
+	int delay = consumer_retry_delay_seconds(cfg, j->claim.attempt_count, j->retry_after_ms);
+	char err[512] = "no database connection";
+	bool rearmed = false;
+	int rc = consumer_worker_ensure(w) < 0 ? -1
+	         : v == OUTBOX_FAIL
+	             ? ledger_fail(w->conn, &j->claim, "PERMANENT", why, err, sizeof(err))
+	             : ledger_retry(w->conn, &j->claim, delay, why, &rearmed, err, sizeof(err));
+
+	if (rc < 0) {
+		log_warning("could not record the %s; the job is decided when its lease expires:"
+		            " %s job_id=%s", v == OUTBOX_FAIL ? "failure" : "retry", err,
+		            j->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	if (rc == 0) {
+		w->counters.lost_claims++;
+		log_warning("lost the claim; %s not recorded job_id=%s",
+		            v == OUTBOX_FAIL ? "failure" : "retry", j->claim.job_id);
+		return;
+	}
+	if (v == OUTBOX_FAIL) {
+		w->counters.failed++;
+		metrics_inc(METRIC_JOBS_DEAD_PERMANENT, w->dest->name);
+		log_warning("job failed permanently: %s dest=%s job_id=%s", why, w->dest->name,
+		            j->claim.job_id);
+		consumer_worker_delete(w, j->m);
+		return;
+	}
+	w->counters.retried++;
+	metrics_inc(METRIC_JOBS_RETRIED, w->dest->name);
+	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
+	         w->dest->name, j->claim.job_id, j->claim.attempt_count);
+	if (rearmed) {
+		w->counters.rearmed++;
+		consumer_worker_delete(w, j->m);
+	} else if (consumer_worker_set_visibility(w, j->m, delay, j->claim.job_id) < 0) {
+		consumer_worker_rearm(w, &j->claim);
+	}
+}
+
 /* After commit() returned OK over an SQL error of its own: the savepoint
  * rolled back and RETRY with the error, or -1 when there is no savepoint
  * to go back to (the whole transaction is lost). */
@@ -400,6 +596,28 @@ static int commit_errored(struct consumer_worker *w, struct outbox_tx *tx, char 
 	                errlen - strlen(err)) < 0)
 		return -1;
 	return OUTBOX_RETRY;
+}
+
+/*
+ * The success CAS of a price job (only while its window still has the
+ * job's generation), right after its commit(): when it matches nothing
+ * the job's writes are rolled back to its savepoint and, after the
+ * transaction, the job is found stale or lost (stale_or_lost()).
+ * Returns OK, NOT_SUCCEEDED, or -1 when the transaction broke.
+ */
+static int succeed_price(struct consumer_worker *w, struct bjob *j, const struct outbox_tx *tx,
+                         char *err, size_t errlen)
+{
+	int rc = ledger_succeed(w->conn, &j->claim, err, errlen);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 1)
+		return OUTBOX_OK;
+	if (tx->savepoint_taken &&
+	    consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err, errlen) < 0)
+		return -1;
+	return NOT_SUCCEEDED;
 }
 
 /* The job's commit() behind its savepoint.  Returns its verdict (the
@@ -426,6 +644,8 @@ static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
 	}
 	if (v == OUTBOX_OK && PQtransactionStatus(w->conn) == PQTRANS_INERROR)
 		return commit_errored(w, &tx, err, errlen);
+	if (v == OUTBOX_OK && j->claim.has_price_window)
+		return succeed_price(w, j, &tx, err, errlen);
 	if (v == OUTBOX_OK || !tx.savepoint_taken)
 		return (int)v;
 	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
@@ -434,7 +654,39 @@ static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
 	return (int)v;
 }
 
-/* After a committed completion: count, log and delete each success. */
+/*
+ * The success CAS of a price job matched nothing: if the claim is still
+ * ours and the window was corrected meanwhile, the job is stale (DEAD
+ * 'STALE', decided under the window row lock) and its message goes.
+ */
+static void stale_or_lost(struct batch *b, struct bjob *j)
+{
+	struct consumer_worker *w = b->w;
+	char err[512];
+	int rc = ledger_mark_stale_claimed(w->conn, &j->claim, err, sizeof(err));
+
+	if (rc == 1) {
+		w->counters.stale++;
+		metrics_inc(METRIC_JOBS_DEAD_STALE, w->dest->name);
+		log_warning("price window corrected while the job ran; marked DEAD STALE, the"
+		            " handler's writes are discarded dest=%s job_id=%s", w->dest->name,
+		            j->claim.job_id);
+		consumer_worker_delete(w, j->m);
+		return;
+	}
+	if (rc < 0) {
+		log_warning("could not mark the job stale; it is decided when its lease expires:"
+		            " %s job_id=%s", err, j->claim.job_id);
+		consumer_worker_db_failed(w);
+		return;
+	}
+	w->counters.lost_claims++;
+	log_warning("lost the claim; the handler's writes are discarded job_id=%s",
+	            j->claim.job_id);
+}
+
+/* After a committed completion: count, log and delete each success, and
+ * decide the price jobs whose success CAS matched nothing. */
 static void succeeded(struct batch *b, struct bjob *const *ok, size_t n)
 {
 	struct consumer_worker *w = b->w;
@@ -449,7 +701,8 @@ static void succeeded(struct batch *b, struct bjob *const *ok, size_t n)
 }
 
 /* Jobs whose commit() refused: RETRY or FAIL, after the transaction
- * (reconnecting first if it broke; else they wait for their leases). */
+ * (reconnecting first if it broke; else they wait for their leases); the
+ * price jobs found not to succeed: stale or lost. */
 static void refused(struct batch *b, struct bjob *const *no, size_t n)
 {
 	if (n > 0 && consumer_worker_ensure(b->w) < 0)
@@ -457,37 +710,56 @@ static void refused(struct batch *b, struct bjob *const *no, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		struct bjob *j = no[k];
 
-		if (j->v == OUTBOX_FAIL)
-			consumer_worker_fail(b->w, j->m, &j->claim,
-			                     j->msg[0] ? j->msg : "commit() failed permanently");
+		if (j->stale_check)
+			stale_or_lost(b, j);
+		else if (!j->refused)
+			continue; /* not succeeded, then rolled back: retried already */
+		else if (j->v == OUTBOX_FAIL)
+			complete_failed(b, j, OUTBOX_FAIL,
+			                j->msg[0] ? j->msg : "commit() failed permanently");
 		else
-			consumer_worker_retry(b->w, j->m, &j->claim,
-			                      j->msg[0] ? j->msg : "commit() asked for a retry");
+			complete_failed(b, j, OUTBOX_RETRY,
+			                j->msg[0] ? j->msg : "commit() asked for a retry");
 	}
+}
+
+/* Locks the claims of todo[] that still hold: the non-price ones in one
+ * statement; a price claim's success CAS binds it (succeed_price).
+ * Returns 0 with s->held[], or -1. */
+static int lock_held(struct batch *b, struct bjob *const *todo, size_t n, char *err,
+                     size_t errlen)
+{
+	struct batch_scratch *s = b->s;
+	size_t m = 0, k2 = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (!todo[k]->claim.has_price_window)
+			s->cl[m++] = &todo[k]->claim;
+	}
+	if (m > 0 && ledger_lock_claims(b->w->conn, s->cl, m, s->got, err, errlen) < 0)
+		return -1;
+	for (size_t k = 0; k < n; k++)
+		s->held[k] = todo[k]->claim.has_price_window || s->got[k2++];
+	return 0;
 }
 
 /* Inside BEGIN: lock the claims that still hold, each held job's commit()
  * behind its savepoint, then the success CAS of the OK ones.  Fills ok[]
- * and no[] (commit() refused).  Returns 0, or -1: roll back. */
-static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, struct bjob **ok,
-                       size_t *n_ok, struct bjob **no, size_t *n_no, char *err, size_t errlen)
+ * and no[] (commit() refused, or a price job not succeeded).  Returns 0,
+ * or -1: roll back. */
+static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, size_t *n_ok,
+                       size_t *n_no, char *err, size_t errlen)
 {
 	struct consumer_worker *w = b->w;
-	const struct ledger_claim **claims = scratch(n, sizeof(*claims));
-	bool *held = scratch(n, sizeof(*held));
+	struct batch_scratch *s = b->s;
 	char cerr[MSG_LEN];
-	int rc = -1;
+	size_t n_cas = 0;
+	int rc;
 
-	if (claims == NULL || held == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	for (size_t k = 0; k < n; k++)
-		claims[k] = &todo[k]->claim;
-	if (ledger_lock_claims(w->conn, claims, n, held, err, errlen) < 0)
-		goto out;
+	if (lock_held(b, todo, n, err, errlen) < 0)
+		return -1;
 	for (size_t k = 0; k < n; k++) {
-		if (!held[k]) {
+		if (!s->held[k]) {
 			todo[k]->lost = true;
 			w->counters.lost_claims++;
 			log_warning("lost the claim; the handler's result is discarded job_id=%s",
@@ -497,29 +769,30 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, stru
 		rc = commit_one(b, todo[k], cerr, sizeof(cerr));
 		if (rc < 0) {
 			snprintf(err, errlen, "%s", cerr);
-			goto out;
+			return -1;
 		}
 		if (rc == OUTBOX_OK) {
-			claims[(*n_ok)] = &todo[k]->claim;
-			ok[(*n_ok)++] = todo[k];
+			if (!todo[k]->claim.has_price_window)
+				s->cl[n_cas++] = &todo[k]->claim;
+			s->ok[(*n_ok)++] = todo[k];
+			continue;
+		}
+		if (rc == NOT_SUCCEEDED) {
+			todo[k]->stale_check = true;
+			s->no[(*n_no)++] = todo[k];
 			continue;
 		}
 		todo[k]->v = (enum outbox_verdict)rc;
 		todo[k]->refused = true;
 		snprintf(todo[k]->msg, sizeof(todo[k]->msg), "%s", cerr);
-		no[(*n_no)++] = todo[k];
+		s->no[(*n_no)++] = todo[k];
 	}
-	rc = 0;
-	if (*n_ok == 0)
-		goto out;
-	rc = ledger_succeed_batch(w->conn, claims, *n_ok, err, errlen);
-	if (rc >= 0 && rc != (int)*n_ok)
-		snprintf(err, errlen, "the success CAS changed %d of %zu locked rows", rc, *n_ok);
-	rc = rc == (int)*n_ok ? 0 : -1;
-out:
-	free(claims);
-	free(held);
-	return rc;
+	if (n_cas == 0)
+		return 0;
+	rc = ledger_succeed_batch(w->conn, s->cl, n_cas, err, errlen);
+	if (rc >= 0 && rc != (int)n_cas)
+		snprintf(err, errlen, "the success CAS changed %d of %zu locked rows", rc, n_cas);
+	return rc == (int)n_cas ? 0 : -1;
 }
 
 /* After a failed completion transaction rolled back: each job not lost
@@ -533,33 +806,32 @@ static void retry_rolled_back(struct batch *b, struct bjob *const *todo, size_t 
 	snprintf(why, sizeof(why), "the completion transaction failed: %s", err);
 	for (size_t k = 0; k < n; k++) {
 		if (!todo[k]->lost && !todo[k]->refused)
-			consumer_worker_retry(b->w, todo[k]->m, &todo[k]->claim, why);
+			complete_failed(b, todo[k], OUTBOX_RETRY, why);
 	}
 }
 
-/* One transaction for every OK verdict of the batch; the verdicts commit()
- * refused are recorded whatever happens to it. */
+/*
+ * The success completion: one transaction for every OK verdict of the
+ * batch (each job's commit() and its success CAS); the verdicts commit()
+ * refused are recorded whatever happens to it.
+ */
 static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 {
 	struct consumer_worker *w = b->w;
-	struct bjob **ok = scratch(n, sizeof(*ok)), **no = scratch(n, sizeof(*no));
 	size_t n_ok = 0, n_no = 0;
 	char err[MSG_LEN], rerr[256];
 
-	if (ok == NULL || no == NULL) {
-		log_warning("out of memory completing %zu job(s); they are retried when their"
-		            " leases expire dest=%s", n, w->dest->name);
-		goto out;
-	}
 	if (consumer_worker_ensure(w) < 0 || consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
 		log_warning("could not begin the completion of %zu job(s); they are retried when"
 		            " their leases expire dest=%s", n, w->dest->name);
 		consumer_worker_db_failed(w);
-		goto out;
+		return;
 	}
-	if (complete_tx(b, todo, n, ok, &n_ok, no, &n_no, err, sizeof(err)) < 0) {
+	if (complete_tx(b, todo, n, &n_ok, &n_no, err, sizeof(err)) < 0) {
 		log_warning("could not record the completion of %zu job(s): %s dest=%s", n, err,
 		            w->dest->name);
+		for (size_t k = 0; k < n; k++)
+			todo[k]->stale_check = false; /* rolled back: retried like the others */
 		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0) {
 			consumer_worker_db_failed(w);
 			/* The connection broke before COMMIT was sent (e.g. the
@@ -570,90 +842,54 @@ static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 		} else {
 			retry_rolled_back(b, todo, n, err);
 		}
-		refused(b, no, n_no);
-		goto out;
+		refused(b, b->s->no, n_no);
+		return;
 	}
 	FAULT_POINT("consumer.in_commit");
 	if (consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
 		log_error("could not commit the completion of %zu job(s); they are retried when"
 		          " their leases expire: %s dest=%s", n, err, w->dest->name);
 		consumer_worker_db_failed(w);
-		refused(b, no, n_no);
-		goto out;
+		refused(b, b->s->no, n_no);
+		return;
 	}
-	succeeded(b, ok, n_ok);
-	refused(b, no, n_no);
-out:
-	free(ok);
-	free(no);
+	succeeded(b, b->s->ok, n_ok);
+	refused(b, b->s->no, n_no);
 }
 
 /* Stops each executed job's heartbeat and records its verdict. */
 static void complete_all(struct batch *b)
 {
 	struct consumer_worker *w = b->w;
-	struct bjob **ok = scratch(b->n, sizeof(*ok));
+	struct bjob **todo = b->s->todo;
 	size_t n = 0;
 
-	if (ok == NULL)
-		log_warning("out of memory completing a batch; its jobs are retried when their"
-		            " leases expire dest=%s", w->dest->name);
-	else if (consumer_worker_ensure(w) < 0)
+	if (consumer_worker_ensure(w) < 0)
 		log_warning("no database connection to record the batch's verdicts; they are"
 		            " retried when their leases expire dest=%s", w->dest->name);
 	for (size_t i = 0; i < b->n; i++) {
 		struct bjob *j = &b->j[i];
 
-		if (!j->won || !j->executed)
+		if (j->state != B_WON || !j->executed)
 			continue;
-		j->won = false;
 		if (end_slot(b, j) == HEARTBEAT_RELEASED)
 			log_warning("handler finished after its claim was released; result discarded"
 			            " job_id=%s", j->claim.job_id);
-		else if (w->conn == NULL || ok == NULL)
+		else if (w->conn == NULL)
 			continue; /* CLAIMED until its lease expires */
 		else if (j->v == OUTBOX_OK)
-			ok[n++] = j;
-		else if (j->v == OUTBOX_RETRY)
-			consumer_worker_retry(w, j->m, &j->claim,
-			                      j->msg[0] ? j->msg : "handler asked for a retry");
+			todo[n++] = j;
 		else
-			consumer_worker_fail(w, j->m, &j->claim,
-			                     j->msg[0] ? j->msg : "handler failed permanently");
+			complete_failed(b, j, j->v == OUTBOX_RETRY ? OUTBOX_RETRY : OUTBOX_FAIL,
+			                j->msg[0] ? j->msg
+			                : j->v == OUTBOX_RETRY ? "handler asked for a retry"
+			                                       : "handler failed permanently");
 	}
 	if (n > 0)
-		complete_ok(b, ok, n);
-	free(ok);
+		complete_ok(b, todo, n);
 }
 
-/* The rest messages after message i: the per-message heartbeat of i keeps
- * them fresh, and nothing else (the batch's decided jobs keep the
- * visibility their verdicts set). */
-static void set_waiting(struct batch *b, size_t i)
-{
-	b->w->n_waiting = 0;
-	for (size_t k = i + 1; k < b->n && b->w->n_waiting < SQS_MAX_BATCH_ENTRIES; k++) {
-		if (b->j[k].rest)
-			b->w->waiting[b->w->n_waiting++] = b->j[k].m->receipt_handle;
-	}
-}
-
-/* The per-message rules for every message the batch did not take. */
-static void process_rest(struct batch *b)
-{
-	for (size_t i = 0; i < b->n; i++) {
-		if (!b->j[i].rest)
-			continue;
-		set_waiting(b, i);
-		if (consumer_stopping(b->w->c))
-			consumer_worker_give_back(b->w, b->j[i].m);
-		else
-			consumer_worker_process(b->w, b->j[i].m);
-	}
-	b->w->n_waiting = 0;
-}
-
-/* Frees what the jobs hold; the array itself stays for process_rest(). */
+/* Frees what the jobs hold. */
 static void free_jobs(struct batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
@@ -663,45 +899,59 @@ static void free_jobs(struct batch *b)
 	}
 }
 
-/* Claim, run and complete the candidates; false when they must go to the
- * per-message path instead (no database, or stopping). */
-static bool run_batch(struct batch *b)
+/* Claim, rules, claim again what the rules allow, run, complete.  Counted
+ * busy before any claim can be taken, so that consumer_stop() either
+ * waits for this batch or the run sees the stop (run_pass). */
+static void pipeline(struct batch *b)
 {
 	struct consumer_worker *w = b->w;
-	int rc;
 
-	if (consumer_worker_ensure(w) < 0)
-		return false;
 	consumer_busy(w->c, 1);
-	if (consumer_stopping(w->c)) {
+	if (consumer_stopping(w->c) || atomic_load(&w->c->db_trouble) ||
+	    consumer_worker_ensure(w) < 0) {
+		for (size_t i = 0; i < b->n; i++) {
+			if (b->j[i].state == B_DONE)
+				continue;
+			if (consumer_stopping(w->c))
+				consumer_worker_give_back(w, b->j[i].m);
+			else
+				w->counters.db_errors++;
+		}
 		consumer_busy(w->c, -1);
-		return false;
+		return;
 	}
-	rc = claim(b);
-	for (size_t i = 0; rc > 0 && i < b->n; i++) {
-		if (b->j[i].won)
+	claim(b);
+	if (apply_rules(b) > 0)
+		claim(b);
+	begin_heartbeats(b);
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->j[i].state == B_WON)
 			FAULT_POINT("consumer.after_claim");
 	}
-	if (rc > 0) {
-		run_all(b);
-		complete_all(b);
-	}
+	run_all(b);
+	complete_all(b);
 	consumer_busy(w->c, -1);
-	return true;
 }
 
 void consumer_batch_process(struct consumer_worker *w, const struct sqs_messages *msgs)
 {
-	struct batch b = {.w = w};
+	size_t max = (size_t)w->c->cfg->consumer.claim_max;
 
-	if (choose(&b, msgs) > 0 && !run_batch(&b)) {
-		for (size_t i = 0; i < b.n; i++)
-			b.j[i].rest = true;
+	if (w->scratch == NULL)
+		w->scratch = consumer_batch_scratch_new(max);
+	if (w->scratch == NULL) {
+		/* Out of memory: the messages come back after their visibility
+		 * timeout. */
+		log_warning("out of memory for a batch of %zu message(s) dest=%s", msgs->n,
+		            w->dest->name);
+		return;
 	}
-	free_jobs(&b);
-	process_rest(&b);
-	free(b.j);
-	free(b.returned);
-	for (size_t i = b.n; i < msgs->n; i++)
-		consumer_worker_process(w, &msgs->items[i]);
+	for (size_t at = 0; at < msgs->n; at += max) {
+		struct batch b = {.w = w, .s = w->scratch, .j = w->scratch->j,
+		                  .returned = w->scratch->returned};
+
+		choose(&b, msgs->items + at, msgs->n - at < max ? msgs->n - at : max);
+		pipeline(&b);
+		free_jobs(&b);
+	}
 }

@@ -6,9 +6,16 @@
  * Threads: consumer.workers per destination (each with its own database
  * connection and SQS client, so a slow or broken destination never starves
  * another), one dead-letter reader per destination with a dlq_url, and one
- * heartbeat thread for the whole consumer.
+ * heartbeat with two threads (leases, visibility) for the whole consumer
+ * (consumer/heartbeat.h).
  */
-#include "consumer/internal.h"
+#include "consumer/consumer.h"
+
+#include "consumer/control.h"
+#include "consumer/dlq.h"
+#include "consumer/loop.h"
+#include "consumer/batch.h"
+#include "consumer/worker.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,45 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
-
-bool consumer_stopping(struct consumer *c)
-{
-	return atomic_load(&c->stopping);
-}
-
-static void deadline_in(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
-bool consumer_sleep(struct consumer *c, int ms)
-{
-	struct timespec until;
-
-	deadline_in(&until, ms);
-	pthread_mutex_lock(&c->lock);
-	while (!consumer_stopping(c)) {
-		if (pthread_cond_timedwait(&c->cond, &c->lock, &until) == ETIMEDOUT)
-			break;
-	}
-	pthread_mutex_unlock(&c->lock);
-	return consumer_stopping(c);
-}
-
-void consumer_busy(struct consumer *c, int delta)
-{
-	pthread_mutex_lock(&c->lock);
-	c->busy += delta;
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-}
 
 static size_t count_workers(const struct cfg *cfg)
 {
@@ -99,6 +69,7 @@ static void free_consumer(struct consumer *c)
 	for (size_t i = 0; i < c->n_workers; i++) {
 		PQfinish(c->workers[i].conn);
 		aws_http_free(c->workers[i].sqs);
+		consumer_batch_scratch_free(c->workers[i].scratch);
 	}
 	heartbeat_free(c->hb);
 	aws_env_free(&c->env);
@@ -149,7 +120,12 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
 		return -1;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->cond, NULL);
+	if (monotonic_cond_init(&c->cond) != 0) {
+		log_error("could not create the consumer's condition variable");
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+		return -1;
+	}
 	c->cfg = cfg;
 	c->svc = svc;
 	c->instance_id = strdup(instance_id != NULL ? instance_id : "outboxd");
@@ -185,7 +161,7 @@ fail:
 	return -1;
 }
 
-/* Waits until no handler of c runs or until (CLOCK_REALTIME); true if idle. */
+/* Waits until no handler of c runs or until (CLOCK_MONOTONIC); true if idle. */
 static bool wait_idle_until(struct consumer *c, const struct timespec *until)
 {
 	bool idle;
@@ -241,7 +217,7 @@ static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
 			grace = cs[i]->cfg->consumer.shutdown_grace_seconds;
 	}
 	log_info("consumer stopping: waiting up to %d s for running handlers", grace);
-	deadline_in(&until, (long)grace * 1000);
+	monotonic_deadline(&until, (long)grace * 1000);
 	for (size_t i = 0; i < n; i++)
 		all_idle &= cs[i] == NULL || wait_idle_until(cs[i], &until);
 	if (!all_idle) {
@@ -250,7 +226,7 @@ static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
 				log_warning("released %zu claim(s) of handlers still running",
 				            heartbeat_release_all(cs[i]->hb));
 		}
-		deadline_in(&until, (long)CONSUMER_RELEASE_WAIT_SECONDS * 1000);
+		monotonic_deadline(&until, (long)CONSUMER_RELEASE_WAIT_SECONDS * 1000);
 		for (size_t i = 0; i < n; i++) {
 			if (cs[i] == NULL || wait_idle_until(cs[i], &until))
 				continue;

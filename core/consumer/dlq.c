@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * consumer/dlq.c: the dead-letter queue reader of one destination (spec
- * section 4, rule 7).  For every message: record the evidence in
+ * consumer/dlq.c: the dead-letter queue reader of one destination (rule 7
+ * of docs/consumer.md).  For every message: record the evidence in
  * outbox.dlq_messages and, if the body names a job of this destination
  * and generation that is non-terminal without a live lease, mark it DEAD
  * 'DLQ' in the same transaction; after COMMIT delete the DLQ copy.
@@ -18,7 +18,7 @@
  * destination, job type or window generation: the job is not touched),
  * unknown_job, already_terminal, obsolete_generation.
  */
-#include "consumer/internal.h"
+#include "consumer/dlq.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,9 @@
 
 #include <jansson.h>
 
+#include "consumer/control.h"
 #include "consumer/message.h"
+#include "consumer/session.h"
 #include "common/log.h"
 #include "common/metrics.h"
 

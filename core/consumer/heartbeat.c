@@ -212,12 +212,7 @@ static void wait_tick(struct heartbeat *hb)
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += 200 * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	monotonic_deadline(&until, 200);
 	pthread_cond_timedwait(&hb->cond, &hb->lock, &until);
 }
 
@@ -312,7 +307,13 @@ int heartbeat_start(const struct cfg *cfg, const struct aws_env *env, size_t n_s
 	               : cfg->consumer.visibility_timeout_seconds;
 	hb->interval_ms = shortest * 1000 / 3 < 500 ? 500 : shortest * 1000 / 3;
 	pthread_mutex_init(&hb->lock, NULL);
-	pthread_cond_init(&hb->cond, NULL);
+	if (monotonic_cond_init(&hb->cond) != 0) {
+		log_error("could not create the heartbeat's condition variable");
+		pthread_mutex_destroy(&hb->lock);
+		free(hb->slots);
+		free(hb);
+		return -1;
+	}
 	if (aws_http_new(env, AWS_SERVICE_SQS, &hb->sqs) < 0) {
 		log_error("could not create the heartbeat's SQS client");
 		goto fail;

@@ -66,7 +66,6 @@ enum stmt {
 	ST_LOOKUP,
 	ST_WINDOW_LOCK,
 	ST_CLAIM,
-	ST_CLAIM_DIRECT,
 	ST_MARK_STALE,
 	ST_MARK_STALE_CLAIMED,
 	ST_EXTEND,
@@ -122,17 +121,6 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
 		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
 		"           payload::text, crash_count, extract(epoch FROM next_attempt_at)::float8"},
-	/* No window: $7 is always NULL here (window_generation is NULL
-	 * exactly when window_symbol is, by the table's CHECK). */
-	[ST_CLAIM_DIRECT] = {"ledger_claim_direct", 8,
-		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $8::integer,"
-		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
-		" WHERE job_id = $1 AND redrive_generation = $2::integer"
-		"   AND destination = $5 AND job_type = $6 AND window_symbol IS NULL"
-		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
-		" RETURNING attempt_count, false, 0, payload::text, crash_count,"
-		"           extract(epoch FROM next_attempt_at)::float8"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
 		"       last_error = 'the price window was corrected: a newer generation exists',"
@@ -209,10 +197,10 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"INSERT INTO outbox.outbox_events (event_id, event_type, job_id, destination,"
 		"                                  redrive_generation, body)"
 		" VALUES ($1, $2, $3, $4, $5::integer, $6)"},
-	/* ledger_claim_direct for a whole receive batch: each row keeps its own
+	/* The pipeline's claim of a whole receive batch: each row keeps its own
 	 * generation and job type; rows another transaction holds locked are
 	 * skipped (no waits, no lock-order deadlock between workers): the caller
-	 * applies the per-message rules to every message it did not win. */
+	 * applies the rules to every message it did not win. */
 	/* Every run is recorded as started ($7) with the claim, at no extra
 	 * statement, except for a job that crashed a process before (or is
 	 * found crashed now): its run is recorded by ledger_mark_started()
@@ -400,7 +388,7 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
 	return rc;
 }
 
-/* ST_CLAIM or ST_CLAIM_DIRECT (destination, job_type, window generation:
+/* ST_CLAIM (destination, job_type, window generation:
  * $5, $6, $7, NULL without a window; started_by, the liveness key: $8). */
 static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_generation,
                  const char *claimed_by, int lease_seconds, const struct ledger_binding *b,
@@ -452,17 +440,6 @@ int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
 {
 	return claim(conn, ST_CLAIM, job_id, redrive_generation, claimed_by, lease_seconds,
 	             binding, out, payload, err, errlen);
-}
-
-int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation,
-                        const char *destination, const char *job_type, const char *claimed_by,
-                        int lease_seconds, struct ledger_claim *out, char **payload,
-                        char *err, size_t errlen)
-{
-	const struct ledger_binding b = {destination, job_type, false, 0};
-
-	return claim(conn, ST_CLAIM_DIRECT, job_id, redrive_generation, claimed_by, lease_seconds,
-	             &b, out, payload, err, errlen);
 }
 
 int ledger_mark_stale(PGconn *conn, const char *job_id, int redrive_generation,

@@ -87,7 +87,7 @@ struct ledger_claim {
 	 * finding included (docs/outboxd.md, "Quarantine"). */
 	int crash_count;
 	/* The run is recorded as started (outbox.jobs.started_by): always for
-	 * ledger_claim() and ledger_claim_direct(); for a batch claim unless
+	 * ledger_claim(); for a batch claim unless
 	 * the job crashed a process before (crash_count > 0): that one needs
 	 * ledger_mark_started() right before it runs. */
 	bool run_marked;
@@ -128,20 +128,6 @@ int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
                  int lease_seconds, struct ledger_claim *out, char **payload,
                  char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
-/*
- * The common case in one statement, before any lookup: ledger_claim() of
- * a job that is not a price job and whose destination and job_type are
- * the message's.  Every job it can claim is one the per-message rules
- * (docs/consumer.md) would let the message claim (terminal, not due, leased, other
- * generation, other destination or type, price jobs: no row), so a
- * consumer may try it first and fall back on ledger_job_lookup() and the
- * rules when it returns 0.  Same results as ledger_claim().
- */
-int ledger_claim_direct(PGconn *conn, const char *job_id, int redrive_generation,
-                        const char *destination, const char *job_type, const char *claimed_by,
-                        int lease_seconds, struct ledger_claim *out, char **payload,
-                        char *err, size_t errlen) OUTBOX_MUSTCHECK;
-
 /* The most messages one batch statement takes: the bound of
  * [consumer] claim_max (several SQS receives joined). */
 #define LEDGER_BATCH_MAX 1000
@@ -154,9 +140,10 @@ struct ledger_batch_req {
 };
 
 /*
- * ledger_claim_direct() for n (1..LEDGER_BATCH_MAX) messages of a
- * destination in one statement (autocommit), each row with its own
- * generation and job type; job ids must be distinct.  Rows locked by
+ * The pipeline's claim: ledger_claim() of n (1..LEDGER_BATCH_MAX)
+ * messages of a destination, none of a price job, in one statement
+ * (autocommit), each row with its own generation and job type; job ids
+ * must be distinct.  Rows locked by
  * another transaction are skipped, not waited for.  A crashed last run
  * is counted as by ledger_claim(); the run is recorded as started only
  * for a job that never crashed a process (claims[i].run_marked; the others
@@ -164,7 +151,7 @@ struct ledger_batch_req {
  * this worker won: won[i] = true, claims[i] (claimed_by copied) and
  * payloads[i] (JSON text; caller frees with free()).  For the others
  * won[i] = false and payloads[i] = NULL: the caller applies the
- * per-message rules to them (lookup, rules).  Returns the number won, or -1 (on -1 the
+ * rules to them (consumer/rules.h).  Returns the number won, or -1 (on -1 the
  * caller frees the payloads set so far; claims taken but not returned
  * keep their leases until they expire).
  */

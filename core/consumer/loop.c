@@ -6,18 +6,20 @@
  * consumer/batch.c, flush the deletions it queued; nothing while the
  * destination is paused.
  *
- * Kept apart from consumer/worker.c so that the calls go one way: this
- * loop calls the batch code, the batch code calls the worker's
- * per-message steps, and nothing calls back up.
+ * Calls go one way (tests/check-layers.sh): consumer.c starts this loop,
+ * the loop calls the pipeline (consumer/batch.c), which calls the rules,
+ * quarantine and the session, and nothing calls back up.
  */
-#include "consumer/internal.h"
+#include "consumer/loop.h"
 
 #include <pthread.h>
 
 #include "common/clock.h"
-#include "consumer/batch.h"
-#include "consumer/pause.h"
 #include "common/metrics.h"
+#include "consumer/batch.h"
+#include "consumer/control.h"
+#include "consumer/pause.h"
+#include "consumer/session.h"
 
 /*
  * Joins what further receives bring to a full first receive: while every
@@ -26,13 +28,12 @@
  * that is not full ends it, so an emptying queue costs at most one more
  * request, and at low rates nothing changes.  One claim statement and one
  * completion transaction then cover the whole batch (docs/consumer.md,
- * "Batches").
+ * "The pipeline").
  */
 static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs)
 {
 	const struct cfg *cfg = w->c->cfg;
-	const struct sqs_receive_options now = {SQS_MAX_BATCH_ENTRIES, 0,
-	                                        cfg->consumer.visibility_timeout_seconds};
+	const struct sqs_receive_options now = consumer_receive_options(cfg, false);
 	int64_t until = now_ms() + cfg->consumer.linger_max_ms;
 	size_t last = msgs->n;
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * consumer/message.c: message parsing and the per-message rules of spec
- * section 4 (see consumer/message.h and docs/consumer.md).
+ * consumer/message.c: message parsing and the choice the rules of
+ * docs/consumer.md make (see consumer/message.h).
  */
 #include "consumer/message.h"
 
@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "aws/sqs.h"
+#include "common/backoff.h"
 
 static int get_string(json_t *obj, const char *key, char *out, size_t outlen,
                        char *why, size_t whylen)
@@ -169,11 +170,19 @@ enum consumer_action consumer_message_decide(const char *queue_destination,
 
 int consumer_backoff_seconds(int base, int max, int attempt)
 {
-	long long d = base > 0 ? base : 1;
+	return (int)backoff_doubling(base > 0 ? base : 1, max, attempt < 1 ? 1 : attempt);
+}
 
-	for (int i = 1; i < attempt && d < max; i++)
-		d *= 2;
-	return d > max ? max : (int)d;
+int consumer_retry_delay_seconds(const struct cfg *cfg, int attempt, int64_t retry_after_ms)
+{
+	int max = cfg->relay.retry_max_seconds;
+
+	if (retry_after_ms <= 0)
+		return consumer_backoff_seconds(cfg->relay.retry_base_seconds, max, attempt);
+	if (retry_after_ms >= (int64_t)max * 1000)
+		return max;
+	/* Whole seconds, rounded up: never before what the plugin asked. */
+	return (int)((retry_after_ms + 999) / 1000);
 }
 
 int consumer_visibility_cap(double seconds)

@@ -2,19 +2,21 @@
 /* Copyright 2026 The outboxd authors */
 /*
  * consumer/message.h: parsing a received message body and choosing what
- * the rules of docs/consumer.md say to do with it.  Pure functions, no I/O: the worker
- * (consumer/worker.c) performs the action.
+ * the rules of docs/consumer.md say to do with it.  Pure functions, no
+ * I/O: consumer/rules.c performs the action.
  */
 #ifndef OUTBOX_CORE_CONSUMER_MESSAGE_H
 #define OUTBOX_CORE_CONSUMER_MESSAGE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "consumer/ledger.h"
 #include "common/compiler.h"
+#include "config/config.h"
 
-/* A parsed body (core/producer/producer.c message_body, ledger_message_body). */
+/* A parsed body, as ledger_message_body() (consumer/ledger.h) writes it. */
 struct consumer_msg {
 	char event_id[LEDGER_NAME_MAX * 2 + LEDGER_JOB_ID_LEN];
 	char job_id[LEDGER_JOB_ID_LEN + 1];
@@ -61,6 +63,11 @@ enum consumer_action consumer_message_decide(const char *queue_destination,
 
 /* min(base * 2^(attempt - 1), max) for attempt >= 1, without overflow. */
 int consumer_backoff_seconds(int base, int max, int attempt);
+
+/* The delay of a RETRY of attempt attempt: retry_after_ms (the plugin's,
+ * ABI 1.1) rounded up to seconds when positive, else the backoff of
+ * [relay] retry_base_seconds; either capped at retry_max_seconds. */
+int consumer_retry_delay_seconds(const struct cfg *cfg, int attempt, int64_t retry_after_ms);
 
 /* seconds clamped to 0..43200, the SQS visibility range. */
 int consumer_visibility_cap(double seconds);

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "consumer/session.h"
 #include "db/db.h"
 
 static const char paused_sql[] =

@@ -15,7 +15,9 @@
 
 #include <stdbool.h>
 
-#include "consumer/internal.h"
+#include "aws/sqs.h"
+#include "consumer/ledger.h"
+#include "consumer/worker.h"
 
 #define CONSUMER_PAUSE_READ_MS 1000
 

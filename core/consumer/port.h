@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * consumer/port.h: what the consumer's per-message logic needs from the
- * queue a message came from, and nothing else.
+ * consumer/port.h: what the consumer's pipeline needs from the queue a
+ * message came from, and nothing else.
  *
- * The per-message rules (docs/consumer.md, consumer/worker.c) act on a delivery in
- * exactly three ways: delete it (possibly batched, so a flush ends a
- * receive batch), move its visibility, or leave it.  A port implements
+ * The pipeline and its rules (docs/consumer.md, consumer/batch.h) act on
+ * a delivery in exactly three ways: delete it (possibly batched, so a
+ * flush ends a receive batch), move its visibility, or leave it.  A port implements
  * those for one queue:
  *
  *   the SQS port (consumer_sqs_port_init): DeleteMessageBatch (one
@@ -14,7 +14,7 @@
  *   the real queue; the daemon's workers and DLQ readers use it;
  *
  *   any other implementation, e.g. outbox-faultbench's in-process port,
- *   which records the calls instead of sending them (core/faultbench*.c).
+ *   which records the calls instead of sending them (core/faultbench/).
  *
  * A port is used by one thread at a time.  The message itself is a
  * struct sqs_message (core/aws/sqs.h) whatever the port: a fake port fills

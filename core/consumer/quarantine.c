@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/log.h"
+#include "consumer/session.h"
 
 bool consumer_quarantine_due(struct consumer_worker *w, const struct ledger_claim *claim)
 {

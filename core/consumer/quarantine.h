@@ -14,7 +14,9 @@
 
 #include <stdbool.h>
 
-#include "consumer/internal.h"
+#include "aws/sqs.h"
+#include "consumer/ledger.h"
+#include "consumer/worker.h"
 
 /* True when claim (borrowed) must not run: its crash count reached the
  * limit.  Below it, a job that crashed before is logged as such. */

@@ -3,13 +3,19 @@
 /*
  * consumer/runner.c: one consumer worker driven by the caller (see
  * consumer/runner.h).  It is a struct consumer with a single worker, no
- * threads and no heartbeat; the per-message code is consumer/worker.c's.
+ * threads and no heartbeat; each delivery goes through the daemon's
+ * pipeline (consumer/batch.h) as a batch of one.
  */
-#include "consumer/internal.h"
+#include "consumer/runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/clock.h"
+#include "consumer/batch.h"
+#include "consumer/session.h"
+#include "consumer/worker.h"
 
 struct consumer_runner {
 	struct consumer c;
@@ -26,7 +32,11 @@ int consumer_runner_new(const struct cfg *cfg, const struct cfg_destination *des
 	if (r == NULL)
 		return -1;
 	pthread_mutex_init(&r->c.lock, NULL);
-	pthread_cond_init(&r->c.cond, NULL);
+	if (monotonic_cond_init(&r->c.cond) != 0) {
+		pthread_mutex_destroy(&r->c.lock);
+		free(r);
+		return -1;
+	}
 	r->c.cfg = cfg;
 	r->c.workers = &r->w;
 	r->c.n_workers = 1;
@@ -45,8 +55,10 @@ void consumer_runner_process(struct consumer_runner *r, const struct sqs_message
 	/* As the daemon's loop does before a receive: after a database error
 	 * the delivery waits for the database (and is left alone if it still
 	 * refuses, as a delivery during an outage is). */
+	struct sqs_messages one = {(struct sqs_message *)m, 1, NULL};
+
 	if (consumer_worker_gate(&r->w) == 0)
-		consumer_worker_process(&r->w, m);
+		consumer_batch_process(&r->w, &one);
 	consumer_worker_batch_done(&r->w, 1);
 }
 
@@ -65,6 +77,7 @@ void consumer_runner_free(struct consumer_runner *r)
 	if (r == NULL)
 		return;
 	PQfinish(r->w.conn);
+	consumer_batch_scratch_free(r->w.scratch);
 	pthread_mutex_destroy(&r->c.lock);
 	pthread_cond_destroy(&r->c.cond);
 	free(r);

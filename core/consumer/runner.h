@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * consumer/runner.h: the consumer's per-message logic without threads or
+ * consumer/runner.h: the consumer's pipeline without threads or
  * SQS, for programs that deliver messages themselves (outbox-faultbench).
  *
  * A runner is one consumer worker of one destination: its own database
  * connection (made at the first message, statements prepared), its claim
  * identity, the plugin instance, and a message port (consumer/port.h)
- * that receives its deletions and visibility changes.  Every rule of spec
- * section 4 and every CAS is the daemon's own code (consumer/worker.c).
+ * that receives its deletions and visibility changes.  Every rule of
+ * docs/consumer.md and every CAS is the daemon's own code: each delivery
+ * goes through the pipeline (consumer/batch.h) as a batch of one.
  *
  *   consumer_runner_new(cfg, dest, inst, "host:pid/dest/0", &port, &r);
  *   consumer_runner_process(r, &msg);      one delivery

@@ -24,7 +24,7 @@
 
 #include "aws/env.h"
 #include "aws/http.h"
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "aws/s3.h"
 #include "aws/sqs.h"
 

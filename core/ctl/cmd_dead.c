@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "db/db.h"
 
 static const char dead_jobs_sql[] =

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/enqueue_lines.h"
 #include "db/db.h"
 
@@ -99,7 +99,10 @@ static int enqueue_json_line(PGconn *conn, const char *text, void *arg,
 		snprintf(err, errlen, "invalid JSON at column %d: %s", jerr.column, jerr.text);
 		return -1;
 	}
-	if (!json_is_object(line))
+	/* the whole line: jansson would change such a number in the payload too */
+	if (outbox_check_identity_numbers(text, err, errlen) < 0)
+		;
+	else if (!json_is_object(line))
 		snprintf(err, errlen, "line must be a JSON object");
 	else
 		rc = enqueue_parsed(conn, line, arg, out, err, errlen);
@@ -113,8 +116,15 @@ static json_t *option_json(const char *name, const char *text)
 	json_error_t jerr;
 	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 
-	if (v == NULL)
+	char err[256];
+
+	if (v == NULL) {
 		ctl_error("invalid JSON in \"--%s\" at column %d: %s", name, jerr.column, jerr.text);
+	} else if (outbox_check_identity_numbers(text, err, sizeof(err)) < 0) {
+		ctl_error("\"--%s\": %s", name, err);
+		json_decref(v);
+		v = NULL;
+	}
 	return v;
 }
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/enqueue_lines.h"
 #include "price/artifact.h"
 

@@ -31,7 +31,7 @@
 
 #include "price/artifact.h"
 #include "price/artifact_store.h"
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "db/db.h"
 #include "common/fault.h"
 #include "outbox/producer.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "db/migrate.h"
 
 /* Applies one component's files and adds its counts to total; returns an exit code. */

@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "db/db.h"
 
 static const char pause_sql[] =

@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "common/clock.h"
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "db/db.h"
 #include "maintenance/pruner.h"
 #include "maintenance/runs.h"

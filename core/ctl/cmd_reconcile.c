@@ -40,7 +40,7 @@
 #include "price/artifact.h"
 #include "price/artifact_store.h"
 #include "common/clock.h"
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "db/db.h"
 #include "common/fault.h"
 

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "db/db.h"
 #include "consumer/ledger.h"
 

@@ -22,7 +22,7 @@
 
 #include <jansson.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "ctl/status.h"
 #include "db/db.h"
 #include "maintenance/runs.h"

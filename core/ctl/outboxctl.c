@@ -15,7 +15,7 @@
 
 #include <curl/curl.h>
 
-#include "ctl/ctl.h"
+#include "ctl/commands.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "common/version.h"

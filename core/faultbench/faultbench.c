@@ -256,8 +256,8 @@ int fb_relay_drain(struct fb *fb, struct fb_dest *d, int batch_size, long *batch
 	int rc = -1;
 
 	relay_lane_settings_from_cfg(&fb->run_cfg, &s);
-	/* The seed's drain is defined in claims of batch_size (spec section
-	 * 8): the claim limit must not grow with the backlog here. */
+	/* The seed's drain is defined in claims of batch_size (docs/reliability.md):
+	 * the claim limit must not grow with the backlog here. */
 	s.batch_size = batch_size;
 	s.claim_max = batch_size;
 	*batches = 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "db/db.h"
@@ -212,18 +213,17 @@ static bool sleep_until(struct maintenance *m, long long deadline_ms)
 static void *maintenance_main(void *arg)
 {
 	struct maintenance *m = arg;
-	long backoff = 250;
+	int failures = 0;
 
 	for (;;) {
 		long long next = now_ms() + 1000LL * 86400;
 
 		if (ensure_connected(m) < 0) {
-			if (sleep_until(m, now_ms() + backoff))
+			if (sleep_until(m, now_ms() + backoff_doubling(250, RECONNECT_MAX_MS, ++failures)))
 				break;
-			backoff = backoff * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : backoff * 2;
 			continue;
 		}
-		backoff = 250;
+		failures = 0;
 		for (int t = 0; t < N_TASKS && m->conn != NULL; t++) {
 			if (now_ms() < m->next_ms[t])
 				continue;

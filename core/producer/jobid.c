@@ -10,7 +10,10 @@
  * normative description; tests/unit/test_jobid.c checks it against
  * sha256sum.
  */
+#include <locale.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +31,152 @@ void outbox_job_id(const char *canonical, char out[OUTBOX_JOB_ID_LEN + 1])
 {
 	/* Only fails if OpenSSL itself is broken; an empty id fails every CHECK. */
 	(void)sha256_hex(canonical, strlen(canonical), out);
+}
+
+/*
+ * The significant digits of a JSON number's text, without leading or
+ * trailing zeros, into digits (as long as the text), and the decimal
+ * exponent of the first of them; returns how many there are (0 for zero).
+ */
+static size_t significant_digits(const char *num, size_t len, char *digits, long long *exp10)
+{
+	size_t i = 0, n = 0, leading = 0;
+	long long point = -1, written = 0, e = 0;
+	int seen_nonzero = 0;
+
+	if (i < len && num[i] == '-')
+		i++;
+	for (; i < len && num[i] != 'e' && num[i] != 'E'; i++) {
+		if (num[i] == '.') {
+			point = written;
+			continue;
+		}
+		written++;
+		if (!seen_nonzero && num[i] == '0') {
+			leading++;
+			continue;
+		}
+		seen_nonzero = 1;
+		digits[n++] = num[i];
+	}
+	if (point < 0)
+		point = written;
+	if (i < len) {
+		/* clamped: a double's exponent is far inside either bound */
+		long long v = strtoll(num + i + 1, NULL, 10);
+		e = v > 1000000 ? 1000000 : v < -1000000 ? -1000000 : v;
+	}
+	while (n > 0 && digits[n - 1] == '0')
+		n--;
+	digits[n] = '\0';
+	*exp10 = point - 1 - (long long)leading + e;
+	return n;
+}
+
+/*
+ * Whether the double that num (a JSON number with a fraction or an
+ * exponent) reads as, printed with as many significant digits as num has,
+ * gives num back; *as_read is that double.  Runs in the C locale.
+ */
+static int number_survives(const char *num, size_t len, double *as_read)
+{
+	char *text = malloc(len + 1), *want = malloc(len + 1), *got = malloc(len + 32);
+	long long want_exp, got_exp;
+	size_t k;
+	int ok = 0;
+
+	if (text == NULL || want == NULL || got == NULL)
+		goto out;
+	memcpy(text, num, len);
+	text[len] = '\0';
+	*as_read = strtod(text, NULL);
+	k = significant_digits(num, len, want, &want_exp);
+	if (k == 0) {
+		ok = 1; /* zero, which a double holds with either sign */
+		goto out;
+	}
+	if (!isfinite(*as_read) || *as_read == 0.0)
+		goto out;
+	snprintf(got, len + 32, "%.*e", (int)(k - 1), *as_read);
+	{
+		char *e = strchr(got, 'e');
+		char *dot = strchr(got, '.');
+
+		if (e == NULL)
+			goto out;
+		got_exp = strtoll(e + 1, NULL, 10);
+		*e = '\0';
+		if (dot != NULL)
+			memmove(dot, dot + 1, strlen(dot + 1) + 1);
+	}
+	ok = strcmp(got + (got[0] == '-'), want) == 0 && got_exp == want_exp;
+out:
+	free(got);
+	free(want);
+	free(text);
+	return ok;
+}
+
+/* The shortest "%.*g" that reads back as d, for a message. */
+static void shortest(double d, char *out, size_t outlen)
+{
+	for (int p = 1; p <= 17; p++) {
+		snprintf(out, outlen, "%.*g", p, d);
+		if (strtod(out, NULL) == d)
+			return;
+	}
+}
+
+static int check_numbers(const char *json_text, char *err, size_t errlen)
+{
+	const char *p = json_text;
+
+	while (*p != '\0') {
+		if (*p == '"') {
+			for (p++; *p != '\0' && *p != '"'; p++)
+				if (*p == '\\' && p[1] != '\0')
+					p++;
+			if (*p != '\0')
+				p++;
+			continue;
+		}
+		if (*p != '-' && (*p < '0' || *p > '9')) {
+			p++;
+			continue;
+		}
+		size_t n = strspn(p, "+-0123456789.eE");
+		double d = 0.0;
+
+		if (strcspn(p, ".eE") < n && !number_survives(p, n, &d)) {
+			char as_read[32];
+
+			shortest(d, as_read, sizeof(as_read));
+			snprintf(err, errlen, "number %.*s%s in a job identity does not survive a round trip"
+			         " through a double: it is read as %s, which other numbers are read as too",
+			         n > 40 ? 40 : (int)n, p, n > 40 ? "..." : "", as_read);
+			return -1;
+		}
+		p += n;
+	}
+	return 0;
+}
+
+int outbox_check_identity_numbers(const char *json_text, char *err, size_t errlen)
+{
+	/* "." whatever the caller's locale, as jansson reads numbers */
+	locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	locale_t old;
+	int rc;
+
+	if (c == (locale_t)0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	old = uselocale(c);
+	rc = check_numbers(json_text, err, errlen);
+	uselocale(old);
+	freelocale(c);
+	return rc;
 }
 
 int outbox_event_id(const char *event_type, const char *job_id,

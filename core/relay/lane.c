@@ -68,6 +68,21 @@ struct relay_lane {
 	char token[256];       /* claimed_by of the current pass */
 	int limit;             /* the next claim's limit (relay/lane.h) */
 	bool idle;             /* our outbox.relay_idle row exists (as far as we know) */
+	/* A pass's arrays, s.claim_max entries each, made once with the lane
+	 * (owned): a claim never takes more than claim_max events. */
+	struct lane_item *items;
+	size_t *idx;
+	struct lane_chunk *chunks;
+	struct sqs_send_entry *entries;
+	struct sqs_entry_result *results;
+	struct sqs_send_batch *batches;
+	struct outbox_mark *marks;
+};
+
+/* One SendMessageBatch of a pass: which items, and their answers. */
+struct lane_chunk {
+	size_t first;  /* index into the pass's chunk item list */
+	size_t n;
 };
 
 /* One claimed event during a pass. */
@@ -100,6 +115,23 @@ static unsigned int random_nonce(void)
 	return v;
 }
 
+static int scratch_new(struct relay_lane *l)
+{
+	size_t n = (size_t)l->s.claim_max;
+
+	l->items = calloc(n, sizeof(*l->items));
+	l->idx = calloc(n, sizeof(*l->idx));
+	l->chunks = calloc(n, sizeof(*l->chunks));
+	l->entries = calloc(n, sizeof(*l->entries));
+	l->results = calloc(n, sizeof(*l->results));
+	l->batches = calloc(n, sizeof(*l->batches));
+	l->marks = calloc(n, sizeof(*l->marks));
+	return l->items == NULL || l->idx == NULL || l->chunks == NULL || l->entries == NULL ||
+	               l->results == NULL || l->batches == NULL || l->marks == NULL
+	           ? -1
+	           : 0;
+}
+
 int relay_lane_new(const char *conninfo, const char *destination, const char *queue_url,
                    const char *instance_id, const struct relay_lane_settings *s,
                    struct publisher *pub, struct relay_lane **out)
@@ -126,6 +158,10 @@ int relay_lane_new(const char *conninfo, const char *destination, const char *qu
 	if (l->s.claim_max < l->s.batch_size)
 		l->s.claim_max = l->s.batch_size;
 	l->limit = l->s.batch_size;
+	if (scratch_new(l) < 0) {
+		relay_lane_free(l);
+		return -1;
+	}
 	l->pub = pub;
 	l->nonce = random_nonce();
 	*out = l;
@@ -144,6 +180,13 @@ void relay_lane_free(struct relay_lane *lane)
 	free(lane->destination);
 	free(lane->queue_url);
 	free(lane->instance_id);
+	free(lane->items);
+	free(lane->idx);
+	free(lane->chunks);
+	free(lane->entries);
+	free(lane->results);
+	free(lane->batches);
+	free(lane->marks);
 	free(lane);
 }
 
@@ -353,12 +396,6 @@ static void item_apply(struct lane_item *it, int request_rc, const struct aws_re
 	}
 }
 
-/* One SendMessageBatch of a pass: which items, and their answers. */
-struct lane_chunk {
-	size_t first;  /* index into the pass's chunk item list */
-	size_t n;
-};
-
 /* Records one request's outcome and turns its answers into marks. */
 static void chunk_done(struct relay_lane *l, struct lane_item *items, const size_t *idx,
                        const struct sqs_send_batch *b, struct relay_pass_stats *st)
@@ -409,21 +446,20 @@ static size_t plan_chunks(const struct relay_lane *l, const struct lane_item *it
 	return n_chunks;
 }
 
-/* Sends every sendable item, the requests as concurrently as the
- * publisher allows.  Returns 0, or -1 when out of memory (nothing sent). */
-static int send_items(struct relay_lane *l, struct lane_item *items, size_t n,
-                      struct relay_pass_stats *st)
+/* Sends every sendable item (n <= claim_max), the requests as
+ * concurrently as the publisher allows. */
+static void send_items(struct relay_lane *l, struct lane_item *items, size_t n,
+                       struct relay_pass_stats *st)
 {
-	size_t *idx = calloc(n, sizeof(*idx));
-	struct lane_chunk *chunks = calloc(n, sizeof(*chunks));
-	struct sqs_send_entry *entries = calloc(n, sizeof(*entries));
-	struct sqs_entry_result *results = calloc(n, sizeof(*results));
-	struct sqs_send_batch *b = calloc(n, sizeof(*b));
+	size_t *idx = l->idx;
+	struct lane_chunk *chunks = l->chunks;
+	struct sqs_send_entry *entries = l->entries;
+	struct sqs_entry_result *results = l->results;
+	struct sqs_send_batch *b = l->batches;
 	size_t n_chunks;
-	int rc = -1;
 
-	if (idx == NULL || chunks == NULL || entries == NULL || results == NULL || b == NULL)
-		goto out;
+	memset(chunks, 0, n * sizeof(*chunks));
+	memset(results, 0, n * sizeof(*results));
 	n_chunks = plan_chunks(l, items, n, idx, chunks);
 	for (size_t c = 0; c < n_chunks; c++) {
 		for (size_t k = chunks[c].first; k < chunks[c].first + chunks[c].n; k++) {
@@ -437,14 +473,6 @@ static int send_items(struct relay_lane *l, struct lane_item *items, size_t n,
 	publisher_send_batches(l->pub, l->queue_url, b, n_chunks);
 	for (size_t c = 0; c < n_chunks; c++)
 		chunk_done(l, items, idx + chunks[c].first, &b[c], st);
-	rc = 0;
-out:
-	free(idx);
-	free(chunks);
-	free(entries);
-	free(results);
-	free(b);
-	return rc;
 }
 
 static void count_outcomes(const struct relay_lane *l, const struct lane_item *items,
@@ -473,20 +501,15 @@ static void count_outcomes(const struct relay_lane *l, const struct lane_item *i
 static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
                        struct relay_pass_stats *st)
 {
-	struct outbox_mark *marks = calloc(n, sizeof(*marks));
+	struct outbox_mark *marks = l->marks;
 	struct outbox_mark_stats ms;
 	char err[LANE_ERR_LEN];
 	int rc;
 
-	if (marks == NULL) {
-		lane_db_failed(l, record_what, "out of memory");
-		return -1;
-	}
 	for (size_t i = 0; i < n; i++)
 		marks[i] = items[i].mark;
 	rc = outbox_store_mark(l->conn, l->token, marks, n, l->s.retry_base_seconds,
 	                       l->s.retry_max_seconds, &ms, err, sizeof(err));
-	free(marks);
 	if (rc < 0) {
 		lane_db_failed(l, record_what, err);
 		return -1;
@@ -515,7 +538,7 @@ static void adapt_limit(struct relay_lane *l, const struct relay_pass_stats *st)
 
 int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
 {
-	struct lane_item *items = NULL;
+	struct lane_item *items = l->items;
 	struct outbox_claim claim;
 	char err[LANE_ERR_LEN];
 	int rc = -1;
@@ -541,23 +564,19 @@ int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
 	if (claim.n == 0)
 		goto out;
 	FAULT_POINT("relay.after_claim");
-	items = calloc(claim.n, sizeof(*items));
-	if (items == NULL) {
+	if (claim.n > (size_t)l->s.claim_max) {
 		/* Nothing sent: the events are claimed again once the lease ends. */
-		log_warning("out of memory sending %zu events dest=%s", claim.n, l->destination);
+		log_warning("claimed %zu events, more than claim_max %d dest=%s", claim.n,
+		            l->s.claim_max, l->destination);
 		rc = -1;
 		goto out;
 	}
+	memset(items, 0, claim.n * sizeof(*items));
 	items_prepare(items, &claim);
-	if (send_items(l, items, claim.n, st) < 0) {
-		log_warning("out of memory sending %zu events dest=%s", claim.n, l->destination);
-		rc = -1;
-		goto out;
-	}
+	send_items(l, items, claim.n, st);
 	FAULT_POINT("relay.after_send");
 	rc = lane_record(l, items, claim.n, st);
 out:
-	free(items);
 	outbox_store_claim_free(&claim);
 	return rc;
 }

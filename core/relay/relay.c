@@ -241,23 +241,15 @@ static int lane_init(struct relay *r, struct relay_thread *t,
                      const char *kind)
 {
 	struct relay_lane_settings s;
-	pthread_condattr_t ca;
 
 	t->r = r;
 	t->dest = d;
-	if (pthread_condattr_init(&ca) != 0)
+	if (pthread_mutex_init(&t->mu, NULL) != 0)
 		return -1;
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	if (pthread_mutex_init(&t->mu, NULL) != 0) {
-		pthread_condattr_destroy(&ca);
-		return -1;
-	}
-	if (pthread_cond_init(&t->cv, &ca) != 0) {
+	if (monotonic_cond_init(&t->cv) != 0) {
 		pthread_mutex_destroy(&t->mu);
-		pthread_condattr_destroy(&ca);
 		return -1;
 	}
-	pthread_condattr_destroy(&ca);
 	t->sync_ready = true;
 	if (publisher_new_concurrent(kind, &r->env, (size_t)r->cfg->relay.send_concurrency,
 	                             &t->pub) < 0)

@@ -56,6 +56,17 @@ struct outbox_enqueued {
  */
 char *outbox_canonical_json(const json_t *identity);
 
+/*
+ * Checks the numbers of a JSON text (an identity as read, before jansson
+ * turns its numbers into doubles): a number with a fraction or an exponent
+ * must read back from its double as written, at its own number of
+ * significant digits, or two identities would be one job
+ * (9007199254740993.0 is read as 9007199254740992).  outbox.enqueue()
+ * applies the same rule.  Returns 0, or -1 naming the first such number
+ * in err.
+ */
+int outbox_check_identity_numbers(const char *json_text, char *err, size_t errlen);
+
 /* job_id of a canonical JSON text into out (65 bytes). */
 void outbox_job_id(const char *canonical, char out[OUTBOX_JOB_ID_LEN + 1]);
 

@@ -19,7 +19,9 @@
 // the answer passed back.
 //
 // Options:
-//   --static-key ID:SECRET  a long-term key that is accepted (env/profile tests)
+//   --static-key ID:SECRET[:TOKEN]
+//                           a key that is accepted (env/profile tests); with
+//                           TOKEN, only with that session token, signed
 //   --accept SRC            accept only keys of SRC: static, sts, container, imds
 //   --lifetime S            minted keys expire S seconds after minting (3600)
 //   --overlap S             a key superseded by a newer one of the same source
@@ -63,8 +65,8 @@ const imdsTokens = new Set();
 const stats = { proxied: 0, minted: {}, rejected: {}, accepted_by_source: {}, imds_token_requests: 0 };
 
 if (staticKey) {
-  const [id, secret] = staticKey.split(':');
-  keys.set(id, { secret, token: null, source: 'static', expires: Infinity });
+  const [id, secret, token] = staticKey.split(':');
+  keys.set(id, { secret, token: token ?? null, source: 'static', expires: Infinity });
 }
 
 const nowS = () => Date.now() / 1000;

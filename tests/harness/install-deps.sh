@@ -24,9 +24,14 @@
 OUTBOX_RUN_PKGS=(build-essential autoconf automake libtool pkg-config
 	libpq-dev libcurl4-openssl-dev libjansson-dev libinih-dev libssl-dev libxml2-dev
 	libmicrohttpd-dev postgresql-15 postgresql-client-15 curl ca-certificates)
-# prometheus: promtool, which test_observability.sh checks /metrics with.
+# prometheus: promtool, which test_observability.sh checks /metrics with;
+# universal-ctags: tests/check-layers.sh finds the function definitions of
+# core/ with it, to fail on a call cycle between files; devscripts,
+# debhelper, lintian, faketime: tests/packaging/build-debs.sh (run last by
+# tests/run.sh) builds the Debian packages with dpkg-buildpackage and dh,
+# checks them with lintian, and shifts its clock with faketime.
 OUTBOX_TEST_PKGS=(libcmocka-dev valgrind jq clang libclang-rt-14-dev python3 python3-psycopg2
-	prometheus)
+	prometheus universal-ctags devscripts debhelper lintian faketime)
 
 # The oldest Node the emulator is known to run on here (Debian 12 ships
 # 18.20.4), and the one fauxqs 1.9.2's package.json asks for.

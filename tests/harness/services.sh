@@ -101,6 +101,9 @@ fsync = off
 full_page_writes = off
 max_connections = 200
 log_min_messages = warning
+# Loaded, not created: only a test that runs CREATE EXTENSION in its own
+# database reads it (tests/integration/test_consumer_statements.sh).
+shared_preload_libraries = 'pg_stat_statements'
 CONF
 	# From the cluster's directory: the caller's may be closed to postgres
 	# (/root), and pg_ctl would say so on stderr.

@@ -5,6 +5,11 @@
 #   write_ini FILE CONNINFO    a relay.ini for that database (3 destinations)
 #   psql_q CONNINFO SQL        one value, unaligned
 #   check DESCRIPTION CMD...   runs CMD; counts and prints ok/not ok
+#   wait_for SECONDS CMD...    polls CMD every 0.1 s until it succeeds; 1 after
+#                              SECONDS (every test that polls uses these two)
+#   wait_sql CONNINFO SQL EXPECTED SECONDS
+#                              polls SQL until it prints EXPECTED; 1 after
+#                              SECONDS, saying what it got
 #   private_pg_start           a cluster of the test's own, for tests that kill
 #                              PostgreSQL (PRIV_PG_*); private_pg_ctl, private_pg_stop
 #   finish                     prints the totals; exits 1 if any check failed
@@ -81,6 +86,27 @@ check() {
 		checks_failed=$((checks_failed + 1))
 		echo "not ok - $what"
 	fi
+}
+
+wait_for() {
+	local deadline=$(( SECONDS + $1 ))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.1
+	done
+}
+
+wait_sql() {
+	local deadline=$(( SECONDS + $4 )) v=""
+	while :; do
+		v=$(psql_q "$1" "$2" 2>/dev/null) || v="(query failed)"
+		[ "$v" = "$3" ] && return 0
+		[ $SECONDS -lt $deadline ] || break
+		sleep 0.1
+	done
+	echo "# wait_sql: got '$v', expected '$3' after $4 s: $2" >&2
+	return 1
 }
 
 # A throwaway cluster of the test's own (services.sh's pg_start), for tests

@@ -2,7 +2,8 @@
 # test_aws_credentials.sh: outboxd finds its credentials the way the AWS SDKs
 # do.  For each source (environment, a profile's static keys, a
 # credential_process, role_arn + source_profile, web identity through STS,
-# the container endpoint, IMDSv2) outboxd publishes and consumes jobs
+# the container endpoint, IMDSv2; a 1,200-character session token in the
+# credentials file) outboxd publishes and consumes jobs
 # through tests/harness/aws-creds-stub.mjs, which verifies every signature
 # and accepts only keys of that source.  Also: a key of another source is
 # refused and nothing is lost; a clock 20 minutes off is corrected from the
@@ -29,7 +30,7 @@ case_source() {
 	ac_enqueue $((total + 1)) $((total + 5))
 	total=$((total + 5))
 	check "$label: 5 more jobs SUCCEEDED through the verifying stub" \
-		wait_sql 60 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total"
+		wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total" 60
 	check "$label: every request signed with a $accept key, none refused" \
 		test "$(ac_stats "[(.accepted_by_source | keys | join(\",\")), (.rejected | length)] | join(\"/\")")" = "$accept/0"
 	check "$label: the log names the source" grep -qF "AWS credentials from $logline" "$TEST_TMP/outboxd-$label.log"
@@ -48,7 +49,7 @@ ac_enqueue $((total + 1)) $((total + 2))
 check "wrong key: the stub refuses it with InvalidClientTokenId" \
 	wait_for 60 stats_ge '.rejected.InvalidClientTokenId // 0' 2
 check "wrong key: the events stay NEW (not dead) with the error recorded" \
-	wait_sql 60 "SELECT count(*) FROM outbox.outbox_events WHERE status = 'NEW' AND last_error LIKE 'InvalidClientTokenId%'" 2
+	wait_sql "$DB" "SELECT count(*) FROM outbox.outbox_events WHERE status = 'NEW' AND last_error LIKE 'InvalidClientTokenId%'" 2 60
 check "wrong key: nothing was forwarded" test "$(ac_stats .proxied)" = 0
 check "wrong key: outboxd exits 0" ac_outboxd_stop
 ac_stub_start --static-key AKIDENVCASE:env-case-secret-0001 --accept static
@@ -56,7 +57,7 @@ ac_ini
 ac_outboxd "$TEST_TMP/outboxd-wrong2.log" all AWS_ACCESS_KEY_ID=AKIDENVCASE AWS_SECRET_ACCESS_KEY=env-case-secret-0001
 total=$((total + 2))
 check "wrong key: with the right key the held events go through" \
-	wait_sql 60 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total"
+	wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total" 60
 check "wrong key: outboxd exits 0 again" ac_outboxd_stop
 
 # --- shared credentials file, static keys, AWS_PROFILE -----------------------
@@ -72,6 +73,21 @@ INI
 ac_stub_start --static-key AKIDPROFILE:profile-secret-0002 --accept static
 case_source profile static 'profile "ci" (static keys)' \
 	AWS_SHARED_CREDENTIALS_FILE="$TEST_TMP/credentials" AWS_PROFILE=ci
+
+# --- a session token of 1,200 characters in the credentials file ------------
+# (STS tokens are hundreds to over a thousand characters: more than inih's
+# 200-byte line, which refused or cut such a line)
+long_token=$(head -c 900 /dev/urandom | base64 -w0 | tr -d '=' | head -c 1200)
+cat >"$TEST_TMP/credentials-long" <<INI
+[long]
+aws_access_key_id = ASIALONGTOKEN
+aws_secret_access_key = long-token-secret-0005
+aws_session_token = $long_token
+INI
+ac_stub_start --static-key "ASIALONGTOKEN:long-token-secret-0005:$long_token" --accept static
+case_source long-token static 'profile "long" (static keys)' \
+	AWS_SHARED_CREDENTIALS_FILE="$TEST_TMP/credentials-long" AWS_PROFILE=long
+check "long-token: the token was 1,200 characters" test "${#long_token}" = 1200
 
 # --- config file: credential_process -----------------------------------------
 printf '{"Version": 1, "AccessKeyId": "AKIDPROCESS", "SecretAccessKey": "process-secret-0003"}\n' >"$TEST_TMP/process.json"
@@ -148,7 +164,7 @@ ac_outboxd "$TEST_TMP/outboxd-skew-relay.log" relay AWS_ACCESS_KEY_ID=AKIDENVCAS
 ac_enqueue $((total + 1)) $((total + 10))
 total=$((total + 10))
 check "skew: the batch is PUBLISHED" \
-	wait_sql 60 "SELECT count(*) FROM outbox.outbox_events WHERE status <> 'PUBLISHED'" 0
+	wait_sql "$DB" "SELECT count(*) FROM outbox.outbox_events WHERE status <> 'PUBLISHED'" 0 60
 check "skew: the first request was refused as skewed, once" \
 	test "$(ac_stats '.rejected.RequestTimeTooSkewed')" = 1
 check "skew: the relay corrected its clock from the Date header" \
@@ -158,7 +174,7 @@ check "skew: every published event was sent once (first request retried in place
 check "skew: relay exits 0" ac_outboxd_stop
 ac_outboxd "$TEST_TMP/outboxd-skew-consumer.log" consumer AWS_ACCESS_KEY_ID=AKIDENVCASE AWS_SECRET_ACCESS_KEY=env-case-secret-0001
 check "skew: the consumer (its own clock offset) runs every job" \
-	wait_sql 60 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total"
+	wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$total" 60
 check "skew: consumer exits 0" ac_outboxd_stop
 
 # --- over all cases -----------------------------------------------------------

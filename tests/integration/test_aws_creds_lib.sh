@@ -170,15 +170,3 @@ ac_count() {
 	psql_q "$DB" "$1"
 }
 
-# wait_sql SECONDS SQL EXPECTED: polls $DB until SQL prints EXPECTED.
-wait_sql() {
-	local deadline=$(( SECONDS + $1 )) v=""
-	while :; do
-		v=$(psql_q "$DB" "$2" 2>/dev/null) || v="(query failed)"
-		[ "$v" = "$3" ] && return 0
-		[ $SECONDS -lt $deadline ] || break
-		sleep 0.2
-	done
-	echo "# wait_sql: got '$v', expected '$3' after $1 s: $2" >&2
-	return 1
-}

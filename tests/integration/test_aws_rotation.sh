@@ -37,11 +37,11 @@ for wave in $(seq 1 10); do
 		curl -fsS -X POST "$STUB_URL/_stub/revoke" >/dev/null && revokes=$((revokes + 1))
 	fi
 	ac_enqueue $(( (wave - 1) * JOBS / 10 + 1 )) $(( wave * JOBS / 10 ))
-	wait_sql 60 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" $(( wave * JOBS / 10 )) &&
+	wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" $(( wave * JOBS / 10 )) 60 &&
 		wait_for 15 stats_ge '.minted.sts // 0' $((m0 + 1)) && waves_ok=$((waves_ok + 1))
 done
 check "all $JOBS jobs SUCCEEDED" \
-	wait_sql 120 "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$JOBS"
+	wait_sql "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" "$JOBS" 120
 elapsed=$((SECONDS - start))
 minted=$(ac_stats '.minted.sts')
 echo "# $JOBS jobs in ${elapsed} s; stub: $(ac_stats -c .)"

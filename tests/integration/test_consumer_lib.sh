@@ -10,7 +10,6 @@
 #   consumer_ini FILE CONNINFO OPTS extra [consumer]/plugin lines via OPTS
 #   start_consumer INI LOG [ENV...] starts outboxd --role consumer; sets CPID
 #   stop_consumer                   SIGTERM, waits; returns its exit code
-#   wait_for SECONDS CMD...         polls CMD every 0.2 s until it succeeds
 #   stop_daemons_at_exit            at exit, stop $RPID and $CPID (when set)
 #                                   and remove $TEST_TMP; the status is kept
 #   event_body CONNINFO JOB_ID [GEN] the outbox body of a job's event
@@ -121,15 +120,6 @@ daemons_exit() {
 
 stop_daemons_at_exit() {
 	trap daemons_exit EXIT
-}
-
-wait_for() {
-	local deadline=$(( $(date +%s) + $1 ))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.2
-	done
 }
 
 event_body() {

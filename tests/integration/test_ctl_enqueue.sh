@@ -50,6 +50,9 @@ check "malformed identity" bad 64 'invalid JSON in "--identity" at column' \
 	--type t --destination news --identity '{"a":' --payload '{}'
 check "duplicate member" bad 64 'invalid JSON in "--identity"' \
 	--type t --destination news --identity '{"a":1,"a":2}' --payload '{}'
+check "a number a double cannot hold" bad 64 \
+	'"--identity": number 9007199254740993.0 in a job identity does not survive a round trip through a double' \
+	--type t --destination news --identity '{"n":9007199254740993.0}' --payload '{}'
 check "payload that is a number" bad 1 'job payload must be a JSON object or array, not number' \
 	--type t --destination news --identity '{"a":1}' --payload '7'
 check "empty type" bad 1 'job type must not be empty' \
@@ -113,4 +116,11 @@ check "the good line after them is enqueued" test "$rc $(rows)" = "1 6/6"
 printf '%s\n' '{"source":"s","url":"https://example.com/x","published_at":"2026-11-30T09:00:00Z","title":"t","body":"b"}' |
 	ctl enqueue-news - >"$TEST_TMP/n.out" 2>/dev/null
 check "enqueue-news stays" grep -qE '^[0-9a-f]{64} news:[0-9a-f]{64}:0$' "$TEST_TMP/n.out"
+
+printf '{"identity":{"n":1},"payload":{"big":1.00000000000000001}}\n' >"$TEST_TMP/num.jsonl"
+before=$(rows)
+rc=0
+ctl enqueue --type order --destination news "$TEST_TMP/num.jsonl" 2>"$TEST_TMP/num.err" || rc=$?
+check "a line with a number a double cannot hold: exit 1, named, nothing written" test \
+	"$rc $(grep -c 'num.jsonl:1: number 1.00000000000000001 in a job identity does not survive' "$TEST_TMP/num.err") $(rows)" = "1 1 $before"
 finish

@@ -54,35 +54,14 @@ URL="http://127.0.0.1:$port"
 # status CODE PATH: the answer's HTTP status is CODE
 status() { test "$(curl -s -o /dev/null -w '%{http_code}' "$URL$2")" = "$1"; }
 # until_status CODE PATH SECONDS
-until_status() {
-	local deadline=$(( SECONDS + $3 ))
-	until status "$1" "$2"; do
-		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.1
-	done
-}
+until_status() { wait_for "$3" status "$1" "$2"; }
 # metric NAME: the sum of every series of NAME in $TEST_TMP/metrics.txt
 metric() {
 	awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $NF } END { printf "%d\n", s }' \
 		"$TEST_TMP/metrics.txt"
 }
 # notified LINE SECONDS: the listener printed LINE
-notified() {
-	local deadline=$(( SECONDS + $2 ))
-	until grep -qx "$1" "$TEST_TMP/notify.out"; do
-		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.1
-	done
-}
-# wait_until SECONDS CMD...: CMD succeeds within SECONDS
-wait_until() {
-	local deadline=$(( SECONDS + $1 ))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.1
-	done
-}
+notified() { wait_for "$2" grep -qx "$1" "$TEST_TMP/notify.out"; }
 start_listener() {
 	: >"$TEST_TMP/notify.out"
 	"$OUTBOX_BUILDDIR/tests/integration/notify_listen" "$1" >"$TEST_TMP/notify.out" 2>&1 &
@@ -112,7 +91,7 @@ check "an unknown path is 404" status 404 /nope
 stub_script $'500\n500\nmalformed'
 for n in $(seq 1 12); do news_line "$n"; done >"$TEST_TMP/items.jsonl"
 enqueue_news "$TEST_TMP/items.jsonl" >/dev/null
-check "11 jobs end SUCCEEDED, 1 DEAD" wait_for \
+check "11 jobs end SUCCEEDED, 1 DEAD" wait_sql "$DB" \
 	"SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') || '/' || count(*) FILTER (WHERE status = 'DEAD')
 	   FROM outbox.jobs" 11/1 60
 
@@ -196,7 +175,7 @@ pg_ctl_priv -m fast stop
 check "/readyz turns 503 within 5 s of PostgreSQL stopping" until_status 503 /readyz 5
 echo "# /readyz 503 after $(( SECONDS - t0 )) s: $(curl -s "$URL/readyz")"
 readyz_says_db() { curl -s "$URL/readyz" | grep -q '^database unreachable: '; }
-check "/readyz says the database is unreachable" wait_until 5 readyz_says_db
+check "/readyz says the database is unreachable" wait_for 5 readyz_says_db
 check "/healthz stays 200 during the outage" status 200 /healthz
 curl -sS "$URL/metrics" >"$TEST_TMP/metrics-outage.txt" 2>&1 || true
 check "/metrics still answers during the outage, database_up 0" \
@@ -228,7 +207,7 @@ aged() {
 	     $1 == "outboxd_oldest_due_pending_job_age_seconds{destination=\"news\"}" && $2 > 0 { b = 1 }
 	     END { exit !(a && b) }' "$TEST_TMP/metrics.txt"
 }
-check "the oldest NEW event and the oldest due PENDING job have an age" wait_until 10 aged
+check "the oldest NEW event and the oldest due PENDING job have an age" wait_for 10 aged
 check "a consumer-only instance reports no lane up" \
 	test "$(metric outboxd_relay_lanes_up)" = 0
 check "the consumer-only outboxd stops cleanly (exit 0)" outboxd_stop "$OPID"

@@ -21,8 +21,6 @@
 #                                  adds it to the list killed at exit
 #   outboxd_stop PID               SIGTERM, wait; returns its exit code
 #   q SQL                          one value from $DB
-#   wait_for SQL EXPECTED TIMEOUT  polls SQL on $DB every 0.1 s until it prints
-#                                  EXPECTED; else reports the last value, fails
 #   wait_idle TIMEOUT              until no job is PENDING/CLAIMED and no event NEW
 #   news_line N [TITLE]            a synthetic news item (JSON line) number N
 #   enqueue_news FILE|-            enqueue-news --json; prints the job ids
@@ -214,20 +212,8 @@ q() {
 	psql_q "$DB" "$1"
 }
 
-wait_for() {
-	local sql=$1 want=$2 deadline=$(( SECONDS + $3 )) v=""
-	while :; do
-		v=$(psql_q "$DB" "$sql" 2>/dev/null) || v="(query failed)"
-		[ "$v" = "$want" ] && return 0
-		[ $SECONDS -lt $deadline ] || break
-		sleep 0.1
-	done
-	echo "# wait_for: got '$v', expected '$want' after $3 s: $sql" >&2
-	return 1
-}
-
 wait_idle() {
-	wait_for "SELECT (SELECT count(*) FROM outbox.jobs WHERE status IN ('PENDING', 'CLAIMED'))
+	wait_sql "$DB" "SELECT (SELECT count(*) FROM outbox.jobs WHERE status IN ('PENDING', 'CLAIMED'))
 	               + (SELECT count(*) FROM outbox.outbox_events WHERE status = 'NEW')" 0 "$1"
 }
 

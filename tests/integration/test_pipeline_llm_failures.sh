@@ -31,11 +31,11 @@ rows() { q "SELECT count(*) FROM news_llm.extractions WHERE job_id = '$1'"; }
 stub_script $'500\n200'
 r0=$(stub_requests)
 J=$(one_item 1 "Apple opens a new store")
-check "500: the job goes back to PENDING, due later, with the HTTP status in last_error" wait_for \
+check "500: the job goes back to PENDING, due later, with the HTTP status in last_error" wait_sql "$DB" \
 	"SELECT status || ':' || attempt_count || ':' || (next_attempt_at > now()) || ':' || (last_error LIKE '%HTTP 500%')
 	   FROM outbox.jobs WHERE job_id = '$J'" PENDING:1:true:true 20
 check "500: no extraction yet" test "$(rows "$J")" = 0
-check "then 200: SUCCEEDED on the second attempt" wait_for \
+check "then 200: SUCCEEDED on the second attempt" wait_sql "$DB" \
 	"SELECT status || ':' || attempt_count FROM outbox.jobs WHERE job_id = '$J'" SUCCEEDED:2 20
 check "exactly one extraction row" test "$(rows "$J")/$(q "SELECT count(*) FROM news_llm.extractions")" = 1/1
 check "the retry waited for retry_base_seconds (2 s)" \
@@ -50,7 +50,7 @@ for fault in "malformed|not a JSON object" "wrongshape|wrong shape" "truncated|c
 	J=$(one_item $n "Apple store hours item $n")
 	[ -n "${JM:-}" ] || JM=$J
 	n=$((n + 1))
-	check "${fault%%|*}: DEAD with dead_reason PERMANENT after one attempt" wait_for \
+	check "${fault%%|*}: DEAD with dead_reason PERMANENT after one attempt" wait_sql "$DB" \
 		"SELECT status || ':' || dead_reason || ':' || attempt_count FROM outbox.jobs WHERE job_id = '$J'" DEAD:PERMANENT:1 20
 	check "${fault%%|*}: last_error names the problem (\"${fault#*|}\")" \
 		test "$(job "$J" "last_error LIKE '%${fault#*|}%'")" = t
@@ -65,11 +65,11 @@ check "outboxctl dead lists the three with PERMANENT" \
 stub_script 'sleep 3000'
 r0=$(stub_requests)
 J=$(one_item 9 "Apple configurator update")
-check "timeout: RETRY -> PENDING, next_attempt_at in the future, last_error names the timeout" wait_for \
+check "timeout: RETRY -> PENDING, next_attempt_at in the future, last_error names the timeout" wait_sql "$DB" \
 	"SELECT status || ':' || attempt_count || ':' || (next_attempt_at > now()) || ':' || (last_error LIKE '%timed out after 1000 ms%')
 	   FROM outbox.jobs WHERE job_id = '$J'" PENDING:1:true:true 20
 check "timeout: no extraction yet" test "$(rows "$J")" = 0
-check "timeout: then SUCCEEDED on the second attempt" wait_for \
+check "timeout: then SUCCEEDED on the second attempt" wait_sql "$DB" \
 	"SELECT status || ':' || attempt_count FROM outbox.jobs WHERE job_id = '$J'" SUCCEEDED:2 20
 check "timeout: exactly one extraction row" test "$(rows "$J")" = 1
 check "timeout: two LLM requests" test "$(( $(stub_requests) - r0 ))" = 2
@@ -78,7 +78,7 @@ check "timeout: two LLM requests" test "$(( $(stub_requests) - r0 ))" = 2
 r0=$(stub_requests)
 out=$("$OUTBOXCTL" -c "$INI" redrive "$JM" 2>&1)
 check "redrive of the malformed-answer job prints its new event" test "$out" = "$JM news:$JM:1"
-check "redrive: the job SUCCEEDED at redrive generation 1, one attempt" wait_for \
+check "redrive: the job SUCCEEDED at redrive generation 1, one attempt" wait_sql "$DB" \
 	"SELECT status || ':' || redrive_generation || ':' || attempt_count || ':' || coalesce(dead_reason, '-') FROM outbox.jobs WHERE job_id = '$JM'" \
 	SUCCEEDED:1:1:- 20
 check "redrive: exactly one extraction row" test "$(rows "$JM")" = 1

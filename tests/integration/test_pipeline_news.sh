@@ -18,7 +18,7 @@ A=$OPID
 grep '"published_at": "2026-11-27T14:33:00Z"' "$OUTBOX_SRCDIR/conf/sample/news.jsonl" >"$TEST_TMP/one.jsonl"
 J=$(enqueue_news "$TEST_TMP/one.jsonl")
 check "enqueue-news printed one job id" test "$(printf '%s\n' "$J" | grep -cE '^[0-9a-f]{64}$')" = 1
-check "the job ends SUCCEEDED" wait_for "SELECT status FROM outbox.jobs WHERE job_id = '$J'" SUCCEEDED 20
+check "the job ends SUCCEEDED" wait_sql "$DB" "SELECT status FROM outbox.jobs WHERE job_id = '$J'" SUCCEEDED 20
 check "its event is PUBLISHED" test "$(q "SELECT string_agg(status, ',') FROM outbox.outbox_events WHERE job_id = '$J'")" = PUBLISHED
 check "exactly one extraction row, keyed by the job id" \
 	test "$(q "SELECT count(*) FROM news_llm.extractions")/$(q "SELECT count(*) FROM news_llm.extractions WHERE job_id = '$J'")" = 1/1
@@ -44,7 +44,7 @@ outboxd_start "$TEST_TMP/outboxd-b.log"
 B=$OPID
 # Both instances are up (each has its relay listener connection) before
 # the items are enqueued, so both relays and both consumers compete.
-check "both instances are connected" wait_for \
+check "both instances are connected" wait_sql "$DB" \
 	"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
 	    AND application_name = 'outboxd relay listener'" 2 20
 cp "$OUTBOX_SRCDIR/conf/sample/news.jsonl" "$TEST_TMP/all.jsonl"
@@ -53,7 +53,7 @@ enqueue_news "$TEST_TMP/all.jsonl" >"$TEST_TMP/all.ids"
 total=$(sort -u "$TEST_TMP/all.ids" | wc -l)
 check "64 jobs enqueued (the sample's 34, one of them already there, and 30 more)" \
 	test "$total/$(q "SELECT count(*) FROM outbox.jobs")" = 64/64
-check "every job ends SUCCEEDED" wait_for \
+check "every job ends SUCCEEDED" wait_sql "$DB" \
 	"SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" 64 40
 check "every event is PUBLISHED once" \
 	test "$(q "SELECT count(*) || '/' || count(DISTINCT job_id) FROM outbox.outbox_events WHERE status = 'PUBLISHED'")" = 64/64
@@ -74,7 +74,7 @@ check "no job left CLAIMED or PENDING" \
 stub_script 'sleep 2000'
 outboxd_start "$TEST_TMP/outboxd-c.log"
 J=$(news_line 201 | enqueue_news -)
-check "graceful: the job is CLAIMED and its LLM call is running" wait_for \
+check "graceful: the job is CLAIMED and its LLM call is running" wait_sql "$DB" \
 	"SELECT status FROM outbox.jobs WHERE job_id = '$J'" CLAIMED 20
 check "graceful: SIGTERM during the handler, outboxd exits 0" outboxd_stop "$OPID"
 check "graceful: the running handler finished and recorded its verdict (SUCCEEDED, 1 attempt, 1 row)" \
@@ -85,14 +85,14 @@ GRACE=1 pl_ini "$TEST_TMP/grace1.ini" "$DB" news
 stub_script 'sleep 15000'
 OUTBOXD_INI="$TEST_TMP/grace1.ini" outboxd_start "$TEST_TMP/outboxd-d.log"
 J=$(news_line 202 | enqueue_news -)
-check "release: the job is CLAIMED and its LLM call is hanging" wait_for \
+check "release: the job is CLAIMED and its LLM call is hanging" wait_sql "$DB" \
 	"SELECT status FROM outbox.jobs WHERE job_id = '$J'" CLAIMED 20
 check "release: SIGTERM, outboxd exits 0 without waiting for the LLM" outboxd_stop "$OPID"
 check "release: the claim was released (PENDING, due, attempt_count kept, no claim, no row)" \
 	test "$(q "SELECT status || ':' || attempt_count || ':' || (next_attempt_at <= now()) || ':' || coalesce(claimed_by, '-') || ':'
 	            || (SELECT count(*) FROM news_llm.extractions WHERE job_id = '$J') FROM outbox.jobs WHERE job_id = '$J'")" = "PENDING:1:true:-:0"
 outboxd_start "$TEST_TMP/outboxd-e.log"
-check "release: after a restart the job runs again and SUCCEEDED (attempt 2)" wait_for \
+check "release: after a restart the job runs again and SUCCEEDED (attempt 2)" wait_sql "$DB" \
 	"SELECT status || ':' || attempt_count FROM outbox.jobs WHERE job_id = '$J'" SUCCEEDED:2 20
 check "release: exactly one extraction row" \
 	test "$(q "SELECT count(*) FROM news_llm.extractions WHERE job_id = '$J'")" = 1

@@ -44,7 +44,7 @@ stub_script "$(for _ in $(seq 1 200); do echo 'sleep 100'; done)"
 outboxd_start "$TEST_TMP/outboxd-a.log"
 items 1 20 >"$TEST_TMP/a1.jsonl"
 enqueue_news "$TEST_TMP/a1.jsonl" >/dev/null
-check "(a) jobs are flowing before the restart" wait_for \
+check "(a) jobs are flowing before the restart" wait_sql "$DB" \
 	"SELECT count(*) >= 3 FROM outbox.jobs WHERE status = 'SUCCEEDED'" t 20
 items 21 40 >"$TEST_TMP/a2.jsonl"
 enqueue_news "$TEST_TMP/a2.jsonl" >/dev/null
@@ -55,7 +55,7 @@ echo "# restarted PostgreSQL with $in_flight jobs not yet done"
 check "(a) jobs were still in flight at the restart" test "$in_flight" -gt 0
 items 41 60 >"$TEST_TMP/a3.jsonl"
 enqueue_news "$TEST_TMP/a3.jsonl" >/dev/null
-check "(a) all 60 jobs end SUCCEEDED" wait_for \
+check "(a) all 60 jobs end SUCCEEDED" wait_sql "$DB" \
 	"SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') || '/' || count(*) FROM outbox.jobs" 60/60 40
 check "(a) exactly one extraction per job" \
 	test "$(q "SELECT count(*) || '/' || count(DISTINCT e.job_id) || '/' || count(j.job_id) FROM news_llm.extractions e LEFT JOIN outbox.jobs j USING (job_id)")" = 60/60/60
@@ -100,14 +100,14 @@ AWS_EP="http://127.0.0.1:$fq_port" pl_setup outage_sqs
 outboxd_start "$TEST_TMP/outboxd-b.log"
 items 101 110 >"$TEST_TMP/b1.jsonl"
 enqueue_news "$TEST_TMP/b1.jsonl" >/dev/null
-check "(b) before the outage: 10 jobs SUCCEEDED" wait_for \
+check "(b) before the outage: 10 jobs SUCCEEDED" wait_sql "$DB" \
 	"SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'" 10 20
 check "(b) before the outage: nothing left in flight" wait_idle 10
 
 own_fauxqs_kill
 items 111 130 >"$TEST_TMP/b2.jsonl"
 enqueue_news "$TEST_TMP/b2.jsonl" >/dev/null
-check "(b) while SQS is away the 20 new events stay NEW and the relay retries them" wait_for \
+check "(b) while SQS is away the 20 new events stay NEW and the relay retries them" wait_sql "$DB" \
 	"SELECT count(*) FILTER (WHERE status = 'NEW') || ':' || coalesce(max(attempts) FILTER (WHERE status = 'NEW') >= 2, false)
 	   FROM outbox.outbox_events" 20:true 20
 check "(b) no event went DEAD" test "$(q "SELECT count(*) FROM outbox.outbox_events WHERE status = 'DEAD'")" = 0
@@ -115,7 +115,7 @@ check "(b) outboxd is still running while SQS is away" kill -0 "$OPID"
 
 own_fauxqs "$fq_port"
 "$OUTBOXCTL" -c "$INI" create-queues >>"$TEST_TMP/create-queues.log" 2>&1
-check "(b) after SQS is back: all 30 jobs SUCCEEDED" wait_for \
+check "(b) after SQS is back: all 30 jobs SUCCEEDED" wait_sql "$DB" \
 	"SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') || '/' || count(*) FROM outbox.jobs" 30/30 40
 check "(b) every event PUBLISHED" \
 	test "$(q "SELECT count(*) FILTER (WHERE status = 'PUBLISHED') || '/' || count(*) FROM outbox.outbox_events")" = 30/30

@@ -33,7 +33,7 @@ hhmm() { echo "2026-11-27T${1:0:2}:${1:2:2}:00Z"; }
 # --- the sample news first ------------------------------------------------
 enqueue_news "$OUTBOX_SRCDIR/conf/sample/news.jsonl" >"$TEST_TMP/news.ids"
 check "34 news jobs enqueued" test "$(sort -u "$TEST_TMP/news.ids" | wc -l)" = 34
-check "the sample news is extracted" wait_for \
+check "the sample news is extracted" wait_sql "$DB" \
 	"SELECT count(*) FROM outbox.jobs j JOIN news_llm.extractions e USING (job_id) WHERE j.status = 'SUCCEEDED'" 34 30
 J1433=$(q "SELECT job_id FROM news_llm.extractions WHERE published_at = '2026-11-27T14:33:00Z'")
 check "the 14:33 headline has its extraction" test -n "$J1433"
@@ -58,7 +58,7 @@ check "fired rows belong to exactly one job: NVDA 14:35" \
 	test "$(q "SELECT string_agg(DISTINCT job_id, ',') FROM price_trigger.evaluations WHERE fired")" = "$JN"
 check "NVDA 14:35 fired all three rules" \
 	test "$(q "SELECT string_agg(rule, ',' ORDER BY rule) FROM price_trigger.evaluations WHERE job_id = '$JN' AND fired")" = prev_close_move,volume_spike,window_move
-check "one explanation job, SUCCEEDED, for NVDA 14:35 generation 1" wait_for \
+check "one explanation job, SUCCEEDED, for NVDA 14:35 generation 1" wait_sql "$DB" \
 	"SELECT string_agg(status || ' ' || (identity->>'symbol') || ' ' || (identity->>'window_start') || ' ' || (identity->>'generation'), ',')
 	   FROM outbox.jobs WHERE job_type = 'explanation'" "SUCCEEDED NVDA 2026-11-27T14:35:00Z 1" 20
 JE=$(q "SELECT job_id FROM outbox.jobs WHERE job_type = 'explanation'")
@@ -94,8 +94,8 @@ check "ingest: generation 1, then a correction to generation 2 with its own job"
 check "both generations' jobs are PENDING with NEW events" \
 	test "$(q "SELECT string_agg(j.status || '/' || e.status, ',' ORDER BY j.window_generation) FROM outbox.jobs j JOIN outbox.outbox_events e USING (job_id) WHERE j.job_id IN ('$G1', '$G2')")" = "PENDING/NEW,PENDING/NEW"
 outboxd_start "$TEST_TMP/outboxd2.log"
-check "the new generation's job SUCCEEDED" wait_for "SELECT status FROM outbox.jobs WHERE job_id = '$G2'" SUCCEEDED 20
-check "the old generation's job is DEAD with dead_reason STALE" wait_for \
+check "the new generation's job SUCCEEDED" wait_sql "$DB" "SELECT status FROM outbox.jobs WHERE job_id = '$G2'" SUCCEEDED 20
+check "the old generation's job is DEAD with dead_reason STALE" wait_sql "$DB" \
 	"SELECT status || ':' || dead_reason FROM outbox.jobs WHERE job_id = '$G1'" DEAD:STALE 20
 check "the old generation never ran (attempt_count 0)" test "$(q "SELECT attempt_count FROM outbox.jobs WHERE job_id = '$G1'")" = 0
 check "one evaluations set for the new generation, none for the old" \
@@ -128,7 +128,7 @@ for p in "${race_pids[@]}"; do wait "$p" || race_rc=1; done
 check "race: all twelve ingests succeeded" test "$race_rc" = 0
 check "race: every RACE window is at generation 2" \
 	test "$(q "SELECT count(*) FROM outbox.price_windows WHERE symbol = 'RACE' AND generation = 2")" = 6
-check "race: every RACE job ends terminal" wait_for \
+check "race: every RACE job ends terminal" wait_sql "$DB" \
 	"SELECT count(*) FROM outbox.jobs WHERE window_symbol = 'RACE' AND status IN ('SUCCEEDED', 'DEAD')" 12 30
 check "race: every generation-2 job SUCCEEDED once" \
 	test "$(q "SELECT count(*) FILTER (WHERE status = 'SUCCEEDED' AND attempt_count = 1) FROM outbox.jobs WHERE window_symbol = 'RACE' AND window_generation = 2")" = 6
@@ -153,7 +153,7 @@ check "backfill: no job and no outbox event" \
 # have had every chance to act on the backfill
 news_line 1 "Marker item after the backfill" >"$TEST_TMP/marker.jsonl"
 M=$(enqueue_news "$TEST_TMP/marker.jsonl")
-check "a later job still runs" wait_for "SELECT status FROM outbox.jobs WHERE job_id = '$M'" SUCCEEDED 20
+check "a later job still runs" wait_sql "$DB" "SELECT status FROM outbox.jobs WHERE job_id = '$M'" SUCCEEDED 20
 check "everything settles" wait_idle 20
 check "backfill: still no job or event, no evaluations, no explanation" \
 	test "$(q "SELECT (SELECT count(*) FROM outbox.jobs WHERE identity::text LIKE '%NVDX%')

@@ -32,14 +32,6 @@ all_referenced_exist() {
 		[ "$(s3_status "$k")" = 200 ] || return 1
 	done
 }
-# Polls CMD until it succeeds, for at most 10 s.
-wait_until() {
-	local deadline=$((SECONDS + 10))
-	until "$@"; do
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
 # A psql session holding the artifact lock of a key (as a session lock).
 lock_hold() {
 	mkfifo "$TEST_TMP/lock.fifo"
@@ -47,7 +39,7 @@ lock_hold() {
 	lock_pid=$!
 	exec 3>"$TEST_TMP/lock.fifo"
 	echo "SELECT pg_advisory_lock(hashtextextended('$1', 0)); SELECT 'locked';" >&3
-	wait_until grep -q '^locked$' "$TEST_TMP/lock.out"
+	wait_for 10 grep -q '^locked$' "$TEST_TMP/lock.out"
 }
 lock_release() {
 	echo "SELECT pg_advisory_unlock(hashtextextended('$1', 0));" >&3
@@ -115,7 +107,7 @@ orphan2=$(crash_ingest TSLA)
 lock_hold "$orphan2"
 reconcile --grace 0 >"$TEST_TMP/r7.json" 2>"$TEST_TMP/r7.err" &
 rec_pid=$!
-check "reconcile waits for the artifact lock" wait_until lock_waiter
+check "reconcile waits for the artifact lock" wait_for 10 lock_waiter
 # While reconcile waits, a window that references the orphan commits.
 sha2=$(basename "$orphan2" .json)
 psql_q "$db" "INSERT INTO outbox.price_windows (symbol, window_start, artifact_key, artifact_sha256)
@@ -135,7 +127,7 @@ lock_hold "$orphan3"
 "$OUTBOXCTL" -c "$ini" --json ingest-window --symbol AAPL --window-start 2026-11-27T14:30:00Z \
 	--bars "$bars/AAPL-1430.json" >"$TEST_TMP/i1.json" 2>"$TEST_TMP/i1.err" &
 ing_pid=$!
-check "ingest waits for the artifact lock" wait_until lock_waiter
+check "ingest waits for the artifact lock" wait_for 10 lock_waiter
 # What a reconcile holding the lock would do: delete the unreferenced object.
 curl -fsS -X DELETE "$ep/$bucket/$orphan3" >/dev/null
 check "the object is gone while ingest waits" test "$(s3_status "$orphan3")" = 404

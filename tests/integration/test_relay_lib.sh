@@ -9,7 +9,6 @@
 #   receive_bodies URL WANT                       prints every message body received
 #                                                 until WANT arrived and the queue is quiet
 #   insert_events CONNINFO TAG DEST N             N jobs + NEW events (SQL)
-#   wait_sql CONNINFO SQL WANT SECONDS            polls until SQL prints WANT
 #   relay_setup NAME DEST [KEY=VALUE...]          fresh database relay_NAME_PID, queue
 #                                                 relay-NAME-PID and a migrated relay.ini
 #                                                 for DEST; sets ci, queue and ini
@@ -69,17 +68,6 @@ insert_events() {
 	INSERT INTO outbox.outbox_events (event_id, event_type, job_id, destination, redrive_generation, body)
 	SELECT 'news:' || job_id || ':0', 'news', job_id, '$3', 0,
 	       json_build_object('event_id', 'news:' || job_id || ':0')::text FROM j" >/dev/null
-}
-
-wait_sql() {
-	local deadline=$((SECONDS + $4)) v
-	while [ $SECONDS -lt $deadline ]; do
-		v=$(psql_q "$1" "$2" 2>/dev/null || true)
-		[ "$v" = "$3" ] && return 0
-		sleep 0.1
-	done
-	echo "wait_sql: '$2' is '$v', expected '$3'" >&2
-	return 1
 }
 
 relay_setup() {

@@ -28,28 +28,12 @@ fail() {
 }
 calls() { psql_q "$ci" "SELECT last_value FROM public.probe_calls"; }
 # wait_calls N: the claim failed N more times (bounded: 30 s).
-wait_calls() {
-	local want=$(($(calls) + $1)) deadline=$((SECONDS + 30))
-	until [ "$(calls)" -ge "$want" ]; do
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
-wait_log() {
-	local deadline=$((SECONDS + 20))
-	until grep -qF -- "$1" "$log"; do
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
+calls_ge() { [ "$(calls)" -ge "$1" ]; }
+wait_calls() { wait_for 30 calls_ge $(($(calls) + $1)); }
+wait_log() { wait_for 20 grep -qF -- "$1" "$log"; }
 lines() { grep -cF -- "$1" "$log" || true; }
-wait_until_lines() {
-	local deadline=$((SECONDS + 20))
-	until [ "$(lines "$1")" -ge "$2" ]; do
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
+lines_ge() { [ "$(lines "$1")" -ge "$2" ]; }
+wait_until_lines() { wait_for 20 lines_ge "$1" "$2"; }
 
 psql_q "$ci" "CREATE SEQUENCE public.probe_calls" >/dev/null
 fail "probe: first failure"

@@ -11,7 +11,9 @@
  * only for the job plugin.sleep_job, when that is set), then
  * returns:
  *   FAIL   if the job's redrive_generation < plugin.fail_before_generation
- *   RETRY  if the attempt <= plugin.retry_until_attempt
+ *   RETRY  if the attempt <= plugin.retry_until_attempt (asking, when
+ *          plugin.retry_after_ms > 0, for no next attempt before that:
+ *          struct outbox_result's retry_after_ms, ABI 1.1)
  *   else   plugin.verdict (ok, retry, fail)
  * commit() inserts one row (job_id, attempt, generation) into
  * public.recorder_runs through tx_exec, sleeps plugin.commit_sleep_ms (as
@@ -49,6 +51,7 @@ struct recorder {
 	long long sleep_until_attempt;
 	const char *sleep_job;
 	long long retry_until_attempt;
+	long long retry_after_ms;
 	long long fail_before_generation;
 	int fail_commit;
 	enum outbox_verdict verdict;
@@ -72,6 +75,8 @@ static const struct outbox_option options[] = {
 	{"sleep_job", OUTBOX_OPT_STRING, "-", 0, 0, 0, "job_id that alone sleeps; - for every job"},
 	{"verdict", OUTBOX_OPT_STRING, "ok", 0, 0, 0, "ok, retry or fail"},
 	{"retry_until_attempt", OUTBOX_OPT_INT, "0", 0, 1000, 0, "RETRY while attempt <= N"},
+	{"retry_after_ms", OUTBOX_OPT_INT, "0", 0, 86400000, 0,
+	 "with those RETRYs, the earliest next attempt in ms; 0: the host's backoff"},
 	{"fail_before_generation", OUTBOX_OPT_INT, "0", 0, 1000, 0,
 	 "FAIL while redrive_generation < N"},
 	{"fail_commit", OUTBOX_OPT_BOOL, "false", 0, 0, 0, "commit() writes, then asks for RETRY"},
@@ -133,6 +138,7 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->sleep_until_attempt = host->option_int(ctx, "sleep_until_attempt");
 	r->sleep_job = host->option(ctx, "sleep_job");
 	r->retry_until_attempt = host->option_int(ctx, "retry_until_attempt");
+	r->retry_after_ms = host->option_int(ctx, "retry_after_ms");
 	r->fail_before_generation = host->option_int(ctx, "fail_before_generation");
 	r->fail_commit = host->option_bool(ctx, "fail_commit");
 	r->log_file = host->option(ctx, "log_file");
@@ -224,6 +230,7 @@ static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *
 	}
 	if (job->attempt <= r->retry_until_attempt) {
 		snprintf(result->msg, result->msg_size, "recorder: attempt %d retries", job->attempt);
+		result->retry_after_ms = r->retry_after_ms;
 		return OUTBOX_RETRY;
 	}
 	if (r->verdict != OUTBOX_OK)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -431,6 +432,66 @@ static void test_profiles(void **state)
 	unlink(getenv("AWS_CONFIG_FILE"));
 }
 
+/* Session tokens are long: lines up to AWS_PROFILE_LINE_MAX, longer ones refused by line. */
+static void test_profile_long_lines(void **state)
+{
+	size_t n = AWS_PROFILE_LINE_MAX + 64;
+	char *text = malloc(n + 256), *token = malloc(n + 1), err[AWS_CREDS_ERR_LEN];
+	struct aws_profiles ps;
+	int len;
+
+	clear_env();
+	for (size_t i = 0; i < n; i++)
+		token[i] = (char)('A' + i % 26);
+	/* 250 characters then "=x": inih cut that line at 200 bytes and kept a piece */
+	token[1200] = '\0';
+	len = snprintf(text, n + 256, "[default]\naws_access_key_id = AKIDLONG\r\n"
+	               "aws_session_token = %s\r\nnote = %.250s=x ; a comment\n", token, token);
+	assert_true(len > 1200);
+	write_file("credentials", text);
+	assert_int_equal(aws_profiles_load(&ps, err, sizeof(err)), 0);
+	assert_int_equal(strlen(aws_profile_get(&ps, "default", "aws_session_token")), 1200);
+	assert_memory_equal(aws_profile_get(&ps, "default", "aws_session_token"), token, 1200);
+	assert_int_equal(strlen(aws_profile_get(&ps, "default", "note")), 252);
+	aws_profiles_free(&ps);
+
+	/* exactly the limit passes; one byte more is refused, naming the line */
+	token[1200] = 'x';
+	token[AWS_PROFILE_LINE_MAX - 4] = '\0';
+	snprintf(text, n + 256, "[default]\nk = %s\n", token);
+	write_file("credentials", text);
+	assert_int_equal(aws_profiles_load(&ps, err, sizeof(err)), 0);
+	aws_profiles_free(&ps);
+	token[AWS_PROFILE_LINE_MAX - 4] = 'x';
+	token[AWS_PROFILE_LINE_MAX - 3] = '\0';
+	snprintf(text, n + 256, "[default]\nk = %s\n", token);
+	write_file("credentials", text);
+	assert_int_equal(aws_profiles_load(&ps, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "credentials:2: line is too long (at most 16384 bytes)"));
+	assert_null(strstr(err, "ABCDEFGHIJ")); /* never the line itself: it may be a secret */
+	aws_profiles_free(&ps);
+	unlink(getenv("AWS_SHARED_CREDENTIALS_FILE"));
+	free(token);
+	free(text);
+}
+
+/* A FIFO in a shared file's place is refused at once, not waited on. */
+static void test_profile_fifo(void **state)
+{
+	struct aws_profiles ps;
+	char err[AWS_CREDS_ERR_LEN];
+
+	clear_env();
+	unlink(getenv("AWS_SHARED_CREDENTIALS_FILE"));
+	assert_int_equal(mkfifo(getenv("AWS_SHARED_CREDENTIALS_FILE"), 0600), 0);
+	alarm(10); /* a blocking open would hang the test: fail it instead */
+	assert_int_equal(aws_profiles_load(&ps, err, sizeof(err)), -1);
+	alarm(0);
+	assert_non_null(strstr(err, "it is a FIFO, not a regular file"));
+	aws_profiles_free(&ps);
+	unlink(getenv("AWS_SHARED_CREDENTIALS_FILE"));
+}
+
 static void test_chain(void **state)
 {
 	struct aws_credentials *p = NULL;
@@ -471,7 +532,7 @@ static void test_chain(void **state)
 	unlink(getenv("AWS_SHARED_CREDENTIALS_FILE"));
 	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://example.com/creds", 1);
 	assert_int_equal(aws_credential_chain_resolve("us-east-1", &p, tried, sizeof(tried)), -1);
-	assert_non_null(strstr(tried, "must use https or a loopback"));
+	assert_non_null(strstr(tried, "plain HTTP to \"example.com\" is refused"));
 	clear_env();
 }
 
@@ -532,6 +593,8 @@ int main(void)
 		cmocka_unit_test(test_sts_xml),
 		cmocka_unit_test(test_credential_json),
 		cmocka_unit_test(test_profiles),
+		cmocka_unit_test(test_profile_long_lines),
+		cmocka_unit_test(test_profile_fifo),
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_shared_provider),
 		cmocka_unit_test(test_clock_skew),

@@ -145,6 +145,41 @@ static void test_timestamp_normalisation(void **state)
 		assert_int_equal(outbox_normalize_timestamp(bad[i], out), -1);
 }
 
+/* Numbers a double holds as written, and numbers it does not (docs/identifiers.md). */
+static void test_identity_numbers(void **state)
+{
+	static const char *const good[] = {
+		"{\"n\":0.1}", "{\"n\":0.10000000000000001}", "{\"n\":1E2}", "{\"n\":-0.0}",
+		"{\"n\":1.50}", "{\"n\":9007199254740992.0}", "{\"n\":9007199254740993}",
+		"{\"n\":1e+017}", "{\"n\":5e-324}", "{\"n\":1.7976931348623157e308}",
+		"{\"n\":0.1000000000000000055511151231257827}", "{\"n\":[1.25,-3.5e-3]}",
+		"{\"s\":\"9007199254740993.0\",\"t\":\"\\\"1.00000000000000001\"}",
+		"{\"n\":1152921504606846976.0}", "{\"n\":0e400}",
+	};
+	static const char *const bad[] = {
+		"{\"n\":9007199254740993.0}", "{\"n\":1.00000000000000001}", "{\"n\":1e-400}",
+		"{\"a\":{\"b\":[1, 0.30000000000000000000001]}}", "{\"n\":9007199254740993e0}",
+		"{\"n\":-9007199254740993.0}", "{\"n\":1e400}",
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		err[0] = '\0';
+		if (outbox_check_identity_numbers(good[i], err, sizeof(err)) != 0)
+			fail_msg("%s refused: %s", good[i], err);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (outbox_check_identity_numbers(bad[i], err, sizeof(err)) != -1)
+			fail_msg("%s accepted", bad[i]);
+		assert_non_null(strstr(err, "does not survive a round trip through a double"));
+	}
+	assert_int_equal(outbox_check_identity_numbers("{\"n\":9007199254740993.0}", err, sizeof(err)), -1);
+	assert_string_equal(err, "number 9007199254740993.0 in a job identity does not survive a round"
+	                    " trip through a double: it is read as 9007199254740992, which other"
+	                    " numbers are read as too");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_event_id_format),
 		cmocka_unit_test(test_news_item_validation),
 		cmocka_unit_test(test_timestamp_normalisation),
+		cmocka_unit_test(test_identity_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
+/*
+ * consumer/control.h: what every thread of a consumer asks its owner
+ * without calling back up into consumer.c: is a stop requested, a sleep
+ * a stop cuts short, and the count of handlers between claim and
+ * completion that consumer_stop() waits for.  c->cond runs on
+ * CLOCK_MONOTONIC (monotonic_cond_init): every timed wait on it takes a
+ * monotonic_deadline().
+ */
+#ifndef OUTBOX_CORE_CONSUMER_CONTROL_H
+#define OUTBOX_CORE_CONSUMER_CONTROL_H
+
+#include <stdbool.h>
+
+#include "consumer/worker.h"
+
+/* True once consumer_stop() began. */
+bool consumer_stopping(struct consumer *c);
+/* Sleep ms (CLOCK_MONOTONIC) or until stop is requested; returns
+ * consumer_stopping(). */
+bool consumer_sleep(struct consumer *c, int ms);
+/* Count a handler in (+1) or out (-1) for the shutdown wait. */
+void consumer_busy(struct consumer *c, int delta);
+
+#endif
