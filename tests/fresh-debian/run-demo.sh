@@ -35,7 +35,7 @@ finish() {
 	local rc=$?
 	set +e
 	unmount_all
-	[ "$keep" = 1 ] || rm -rf --one-file-system "$dir"
+	[ "$keep" = 1 ] || rm -rf --one-file-system "$dir" "$dir.debootstrap.log"
 	exit "$rc"
 }
 trap finish EXIT
