@@ -103,7 +103,8 @@ allow_service_starts() {
 }
 
 # Refuses a Node older than the emulator runs on; says so when it is older
-# than fauxqs declares (npm warns EBADENGINE, the emulator works).
+# than fauxqs declares (npm would warn EBADENGINE; services.sh installs
+# with --loglevel=error, and the emulator works).
 check_node() {
 	local v major
 	v=$(node --version 2>/dev/null) || {
@@ -111,9 +112,9 @@ check_node() {
 		return 1; }
 	v=${v#v} major=${v%%.*}
 	if [ "$major" -lt "$OUTBOX_NODE_MIN" ]; then
-		OUTBOX_FAILURE="install-deps: Node $v is too old for the SQS/S3 emulator fauxqs (it needs $OUTBOX_NODE_WANTED, runs on $OUTBOX_NODE_MIN); install Node $OUTBOX_NODE_WANTED or later (https://nodejs.org), then run the command again"
+		OUTBOX_FAILURE="install-deps: Node $v is too old for the SQS/S3 emulator fauxqs (it declares Node $OUTBOX_NODE_WANTED and runs on $OUTBOX_NODE_MIN or later); install Node $OUTBOX_NODE_WANTED or later (https://nodejs.org), then run the command again"
 		return 1
 	fi
 	[ "$major" -ge "$OUTBOX_NODE_WANTED" ] ||
-		echo "note: Node $v is older than the $OUTBOX_NODE_WANTED the emulator fauxqs declares; it runs on Debian 12's Node 18 (tested), npm's EBADENGINE warning is expected" >&2
+		echo "note: Node $v is older than the $OUTBOX_NODE_WANTED the emulator fauxqs declares; it runs on Debian 12's Node 18 (tested), so this goes on (Node $OUTBOX_NODE_WANTED or later silences this note)" >&2
 }
