@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # conf/demo.sh: the main job, end to end, on this machine (Debian 12, root).
 #
-#   1. installs what it needs (apt-get; npm for the SQS/S3 emulator)
+#   1. installs what building and running need, not the test tools
+#      (tests/harness/install-deps.sh install_run_deps: apt-get; npm for the
+#      SQS/S3 emulator)
 #   2. builds outboxd into _build-demo/
 #   3. starts a throwaway PostgreSQL, fauxqs (SQS + S3) and the stub LLM,
 #      all on free 127.0.0.1 ports
@@ -18,7 +20,8 @@
 #   OUTBOX_DEMO_LLM_ENDPOINT=https://api.openai.com/v1 OUTBOX_DEMO_LLM_MODEL=gpt-4o-mini \
 #   OPENAI_API_KEY=sk-... bash conf/demo.sh
 #
-# OUTBOX_SKIP_INSTALL=1 skips step 1.
+# OUTBOX_SKIP_INSTALL=1 skips the apt-get part of step 1.  Whatever fails,
+# the last line says what failed and how to fix it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +29,10 @@ cd "$top"
 build="$top/_build-demo"
 work=$(mktemp -d /tmp/outbox-demo.XXXXXX)
 outboxd_pid="" stub_pid=""
+# What the demo is doing, and what to do when that fails (the last line).
+step="starting" fix="run bash conf/demo.sh again"
+export OUTBOX_FAILURE_LAST=1
+OUTBOX_FAILURE=""
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -34,12 +41,18 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 # shellcheck source=tests/harness/services.sh
 . "$top/tests/harness/services.sh"
 
+# step_is WHAT FIX: names the step under way for the failure line.
+step_is() { step=$1 fix=$2; }
+
 cleanup() {
+	local rc=$?
 	set +e
 	[ -z "$outboxd_pid" ] || { kill -TERM "$outboxd_pid" 2>/dev/null; wait "$outboxd_pid" 2>/dev/null || true; }
 	[ -z "$stub_pid" ] || { kill "$stub_pid" 2>/dev/null; wait "$stub_pid" 2>/dev/null || true; }
 	services_stop
 	rm -rf "$work"
+	[ "$rc" -eq 0 ] || echo "conf/demo.sh: FAILED ${OUTBOX_FAILURE:-while $step (exit $rc); $fix}" >&2
+	exit "$rc"
 }
 trap cleanup EXIT
 
@@ -48,7 +61,9 @@ build_outboxd() {
 	[ -x configure ] || autoreconf -fi >/dev/null 2>&1
 	mkdir -p "$build"
 	(cd "$build" && "$top/configure" >"$build/build.log" 2>&1 && make -j"$(nproc)" >>"$build/build.log" 2>&1) || {
-		tail -n 40 "$build/build.log"; exit 1; }
+		tail -n 40 "$build/build.log"
+		OUTBOX_FAILURE="building outboxd (its log: $build/build.log, last lines above); install what configure names as missing (bash conf/demo.sh installs it unless OUTBOX_SKIP_INSTALL=1), then run bash conf/demo.sh again"
+		exit 1; }
 	export OUTBOX_PLUGIN_DIR="$build/.libs" OUTBOX_MIGRATIONS_DIR="$top/migrations"
 	ctl="$build/outboxctl" daemon="$build/outboxd"
 }
@@ -118,10 +133,15 @@ wait_done() {
 		                     AND status IN ('PENDING', 'CLAIMED'))
 		             + (SELECT count(*) FROM outbox.outbox_events WHERE status = 'NEW')")
 		[ "$left" = 0 ] && return 0
-		kill -0 "$outboxd_pid" 2>/dev/null || { echo "outboxd exited; its log:"; tail -n 40 "$work/outboxd.log"; exit 1; }
+		kill -0 "$outboxd_pid" 2>/dev/null || {
+			echo "outboxd exited; its log:"; tail -n 40 "$work/outboxd.log"
+			OUTBOX_FAILURE="outboxd exited before the $types jobs were done: its log is above"
+			exit 1; }
 		sleep 0.2
 	done
-	echo "timed out waiting for $types jobs; outboxd log:"; tail -n 40 "$work/outboxd.log"; exit 1
+	echo "timed out waiting for $types jobs; outboxd log:"; tail -n 40 "$work/outboxd.log"
+	OUTBOX_FAILURE="the $types jobs were not done after 120 s: outboxd's log is above"
+	exit 1
 }
 
 ingest_session() {
@@ -158,11 +178,18 @@ flat (nothing fired): $(q "SELECT count(*) FROM (SELECT job_id FROM price_trigge
 	"$ctl" -c "$work/relay.ini" status
 }
 
-[ "${OUTBOX_SKIP_INSTALL:-0}" = 1 ] || install_deps
+step_is "installing the build and run dependencies" "run it as root on Debian 12, or install README's dependencies and set OUTBOX_SKIP_INSTALL=1"
+if [ "${OUTBOX_SKIP_INSTALL:-0}" = 1 ]; then check_node; else install_run_deps; fi
+step_is "installing the SQS/S3 emulator" "check npm's network access, then run bash conf/demo.sh again"
+fauxqs_install
+step_is "building" "see the build log, then run bash conf/demo.sh again"
 build_outboxd
 say "starting PostgreSQL, the SQS/S3 emulator and the LLM"
+step_is "starting PostgreSQL and the SQS/S3 emulator" "see the messages above (initdb, pg_ctl, fauxqs); /usr/lib/postgresql/15/bin must hold PostgreSQL 15"
 services_start
+step_is "starting the LLM" "check OUTBOX_DEMO_LLM_ENDPOINT and OPENAI_API_KEY, or unset OUTBOX_DEMO_LLM_ENDPOINT for the local stand-in"
 start_llm
+step_is "setting up the demo database, queues and configuration" "see the outboxctl or outboxd message above"
 psql -X -q -d "$OUTBOX_TEST_PG_CONNINFO" -c "CREATE DATABASE outbox_demo"
 write_config
 "$ctl" -c "$work/relay.ini" migrate
@@ -173,6 +200,7 @@ say "starting outboxd (log: outboxd.log in $work)"
 "$daemon" -c "$work/relay.ini" >"$work/outboxd.log" 2>&1 &
 outboxd_pid=$!
 
+step_is "running the sample jobs" "see the message above"
 say "enqueueing the sample news"
 "$ctl" -c "$work/relay.ini" enqueue-news conf/sample/news.jsonl >/dev/null
 wait_done "'news'"
@@ -180,7 +208,17 @@ say "ingesting the sample session's price windows"
 ingest_session
 wait_done "'news', 'price', 'explanation'"
 
+step_is "printing the report" "see the message above"
 report
+step_is "stopping outboxd" "see outboxd's log above"
 kill -TERM "$outboxd_pid"
-wait "$outboxd_pid" && echo && echo "outboxd stopped cleanly (exit 0)"
+rc=0
+wait "$outboxd_pid" || rc=$?
 outboxd_pid=""
+if [ "$rc" -ne 0 ]; then
+	tail -n 40 "$work/outboxd.log"
+	OUTBOX_FAILURE="outboxd exited with status $rc on SIGTERM instead of 0: its log is above"
+	exit "$rc"
+fi
+echo
+echo "outboxd stopped cleanly (exit 0)"

@@ -3,8 +3,10 @@
 # docs/*.md under DIR (default: the source tree) resolves: the file exists,
 # and a #fragment names a heading of the target (GitHub's anchors: lower
 # case, punctuation dropped, spaces to hyphens).  Links to http(s) and
-# mailto are not followed (the build has no network).  make check runs it
-# on the source tree; the distcheck hook on the tarball's tree.
+# mailto are not followed (the build has no network).  And every docs/*.md
+# page is linked from README.md's text, so a new page cannot hide from
+# readers.  make check runs it on the source tree; the distcheck hook on the
+# tarball's tree.
 set -euo pipefail
 
 top=${1:-${OUTBOX_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}}
@@ -48,5 +50,14 @@ for md in "$top/README.md" "$top"/docs/*.md; do
 		fi
 	done < <(links "$md")
 done
-[ "$bad" -eq 0 ] || { echo "$bad broken links"; exit 1; }
-echo "every relative link in README.md and docs/*.md resolves"
+readme_links=$(links "$top/README.md" | sed 's/#.*//' | sort -u)
+for md in "$top"/docs/*.md; do
+	[ -f "$md" ] || continue
+	page=docs/$(basename "$md")
+	if ! grep -qxF -- "$page" <<<"$readme_links"; then
+		echo "README.md: no link to \"$page\": list it in the documentation table"
+		bad=$((bad + 1))
+	fi
+done
+[ "$bad" -eq 0 ] || { echo "$bad broken or missing links"; exit 1; }
+echo "every relative link in README.md and docs/*.md resolves, and README.md links every docs/*.md page"

@@ -85,7 +85,28 @@ fauxqs_install() {
 		return 0
 	fi
 	mkdir -p "$OUTBOX_TOOLS_DIR"
-	(cd "$OUTBOX_TOOLS_DIR" && npm install --no-audit --no-fund --silent "fauxqs@$FAUXQS_VERSION") >&2
+	npm_install_or_explain "fauxqs@$FAUXQS_VERSION" "the SQS/S3 emulator"
+}
+
+# npm_install_or_explain PKG@VERSION WHAT: installs into OUTBOX_TOOLS_DIR; on
+# failure prints npm's error lines, sets OUTBOX_FAILURE to one line naming
+# the package, the registry and npm's error, and prints that line too unless
+# OUTBOX_FAILURE_LAST=1 (the caller prints it as its last line).
+npm_install_or_explain() {
+	local pkg=$1 what=$2 log registry why
+	log=$(mktemp /tmp/outbox-npm.XXXXXX)
+	if (cd "$OUTBOX_TOOLS_DIR" && npm install --no-audit --no-fund --loglevel=error "$pkg") >"$log" 2>&1; then
+		rm -f "$log"
+		return 0
+	fi
+	grep -E '^npm (ERR!|error) (code |[A-Za-z]*Error: )' "$log" | head -n 3 >&2
+	registry=$(cd "$OUTBOX_TOOLS_DIR" && npm config get registry 2>/dev/null)
+	why=$(sed -n -E 's/^npm (ERR!|error) (code|errno) //p' "$log" | head -n 1)
+	why="${why:+$why: }$(grep -m1 -oE '(request to|network|[0-9]{3} ).*' "$log" || tail -n 1 "$log")"
+	rm -f "$log"
+	OUTBOX_FAILURE="npm could not install $pkg ($what) from ${registry:-its registry}: $why; check the network and npm's registry setting (npm config get registry), then run the command again"
+	[ "${OUTBOX_FAILURE_LAST:-0}" = 1 ] || echo "$OUTBOX_FAILURE" >&2
+	return 1
 }
 
 # Starts a throwaway cluster; retries with another port if the chosen one
@@ -117,7 +138,9 @@ log_min_messages = warning
 # database reads it (tests/integration/test_consumer_statements.sh).
 shared_preload_libraries = 'pg_stat_statements'
 CONF
-	runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null || {
+	# From the cluster's directory: the caller's may be closed to postgres
+	# (/root), and pg_ctl would say so on stderr.
+	(cd "$dir" && runuser -u postgres -- "$OUTBOX_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start) >/dev/null || {
 		cat "$dir/server.log" >&2; rm -rf "$dir"; return 1; }
 	export OUTBOX_TEST_PG_DATA="$dir/data" OUTBOX_TEST_PG_PORT="$port" OUTBOX_TEST_PG_BIN="$OUTBOX_PG_BIN"
 	export OUTBOX_TEST_PG_CONNINFO="postgresql://postgres@127.0.0.1:$port/postgres"
