@@ -914,15 +914,14 @@ static void test_sql_against_postgres(void **state)
 {
 	char *conninfo;
 	PGconn *conn;
-	json_t *good = news_item("Commerce Department approves NVDA export license",
-	                         "2026-11-27T14:33:00Z");
-	json_t *bad = news_item("Nvidia supplier probe widens", "2026-11-27T13:10:00Z");
-	json_t *move = move_payload(4.1);
-	json_t *out = NULL;
+	json_t *good, *bad, *move, *out = NULL;
 	char msg[512];
 
 	if (getenv("OUTBOX_TEST_PG_CONNINFO") == NULL)
 		skip();
+	good = news_item("Commerce Department approves NVDA export license", "2026-11-27T14:33:00Z");
+	bad = news_item("Nvidia supplier probe widens", "2026-11-27T13:10:00Z");
+	move = move_payload(4.1);
 	conninfo = testdb_create("test_llm_plugins");
 	conn = testdb_connect(conninfo);
 	apply_plugin_migrations(conn, "news_llm");
