@@ -58,6 +58,7 @@ struct cfg_destination {
 	int message_retention_seconds;     /* the queue's MessageRetentionPeriod; default 4 days */
 	int dlq_message_retention_seconds; /* the DLQ's; default 14 days */
 	int handler_timeout_seconds; /* execute() time limit; 0: none; default 600 */
+	int max_in_flight;      /* execute() calls at once at most; 0 (default): workers */
 	struct cfg_plugin_option *plugin_options;
 	size_t n_plugin_options;
 };

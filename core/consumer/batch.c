@@ -449,6 +449,25 @@ static bool still_ours(struct batch *b, struct bjob *j)
 	return false;
 }
 
+/* Weight of the newest call in a destination's handler duration. */
+#define HANDLER_WEIGHT 0.25
+
+/* A call of ms: the destination's smoothed handler duration, which sizes
+ * the receives (consumer/loop.c).  Racing updates lose one sample at most. */
+static void measured(struct consumer_worker *w, int64_t ms)
+{
+	long long old;
+
+	if (w->pace == NULL)
+		return;
+	old = atomic_load(&w->pace->handler_ms);
+	ms = ms > 0 ? ms : 1;
+	atomic_store(&w->pace->handler_ms,
+	             old == 0 ? (long long)ms
+	                      : (long long)((double)old * (1 - HANDLER_WEIGHT) +
+	                                    (double)ms * HANDLER_WEIGHT + 0.5));
+}
+
 /* execute() of one won job; its heartbeat slot keeps beating. */
 static void execute(struct batch *b, struct bjob *j)
 {
@@ -472,7 +491,9 @@ static void execute(struct batch *b, struct bjob *j)
 		                  w->dest->name);
 	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name,
 	                (double)wall_clock_ms() / 1000 - j->claim.due_epoch);
+	int64_t started = now_ms();
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
+	measured(w, now_ms() - started);
 	j->output = result.output;
 	j->retry_after_ms = j->v == OUTBOX_RETRY ? result.retry_after_ms : 0;
 	j->executed = true;
@@ -495,8 +516,12 @@ static void run_pass(struct batch *b, bool suspects)
 		} else if (consumer_quarantine_due(b->w, &j->claim)) {
 			if (end_slot(b, j) == HEARTBEAT_KEPT)
 				consumer_quarantine(b->w, j->m, &j->claim);
-		} else if (still_ours(b, j)) {
-			execute(b, j);
+		} else if (!consumer_call_begin(b->w)) {
+			release(b, j); /* a stop came while it waited for a free call */
+		} else {
+			if (still_ours(b, j))
+				execute(b, j);
+			consumer_call_end(b->w);
 		}
 	}
 }

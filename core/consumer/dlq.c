@@ -198,7 +198,7 @@ void *consumer_dlq_main(void *arg)
 
 		metrics_progress(METRIC_THREAD_WORKER, w->dest->name);
 		if (consumer_worker_gate(w) < 0 ||
-		    consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
+		    consumer_worker_receive(w, w->dest->dlq_url, SQS_MAX_BATCH_ENTRIES, &msgs) < 0)
 			continue;
 		for (size_t i = 0; i < msgs.n; i++)
 			handle(w, &msgs.items[i]);
