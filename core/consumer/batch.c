@@ -288,6 +288,26 @@ static bool offer(struct batch *b, size_t i, size_t n)
 	return true;
 }
 
+/* A handler faster than this (measured) has its batch's runs recorded as
+ * started by the claim: a statement per run would cost more than the run. */
+#define MARK_EACH_MIN_MS 20
+
+/*
+ * Whether the claim records only the first run as started and each other
+ * run is recorded right before it starts (ledger_mark_started), so that a
+ * process that dies counts a crash only for the job that was running, not
+ * for the claimed jobs waiting behind it.  Not for a handler measured
+ * faster than MARK_EACH_MIN_MS: its batch runs in about claim_max times
+ * that, and the claim records every run at no extra statement
+ * (docs/outboxd.md, "Quarantine", says what a kill costs then).
+ */
+static bool mark_each(const struct consumer_worker *w)
+{
+	long long ms = w->pace != NULL ? atomic_load(&w->pace->handler_ms) : 0;
+
+	return ms == 0 || ms >= MARK_EACH_MIN_MS;
+}
+
 /*
  * The claim: every delivery offered, the others in one statement
  * (ledger_claim_batch: bound to this destination and each message's job
@@ -313,7 +333,8 @@ static void claim(struct batch *b)
 	}
 	rc = n == 0 ? 0
 	            : ledger_claim_batch(w->conn, s->reqs, n, w->dest->name, w->claimed_by,
-	                                 w->c->cfg->consumer.lease_seconds, s->claims,
+	                                 w->c->cfg->consumer.lease_seconds,
+	                                 mark_each(w) ? s->reqs[0].job_id : NULL, s->claims,
 	                                 s->payloads, s->got, err, sizeof(err));
 	for (size_t k = 0; k < n; k++) {
 		struct bjob *j = &b->j[s->idx[k]];
@@ -501,7 +522,7 @@ static void execute(struct batch *b, struct bjob *j)
 }
 
 /* One pass of run_all(): the won jobs recorded as started by the claim
- * (suspects false), or the others (true). */
+ * (suspects false), or the others (true), each recorded by still_ours(). */
 static void run_pass(struct batch *b, bool suspects)
 {
 	for (size_t i = 0; i < b->n; i++) {
@@ -528,11 +549,13 @@ static void run_pass(struct batch *b, bool suspects)
 
 /*
  * Runs the won jobs: first those whose run the claim recorded as started,
- * then the suspects (they crashed a process before), each recorded right
- * before it runs, which also clears the record of every run that returned
- * before it.  So a suspect counts only its own crashes; a crash during
- * the first pass counts for every job of that pass (they were all
- * recorded at the claim), which makes them suspects for their next run.
+ * then the others -- the suspects (they crashed a process before) and,
+ * unless the handler is fast (mark_each()), every job but the first --
+ * each recorded right before it runs, which also clears the record of
+ * every run that returned before it.  So a job counts only the crashes
+ * of its own runs; with a fast handler a crash during the first pass
+ * counts for every job of that pass (they were all recorded at the
+ * claim), which makes them suspects for their next run.
  * The poison-job count costs no statement unless a suspect is in the
  * batch (docs/outboxd.md, "Quarantine").
  */

@@ -202,11 +202,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * skipped (no waits, no lock-order deadlock between workers): the caller
 	 * applies the rules to every message it did not win. */
 	/* Every run is recorded as started ($7) with the claim, at no extra
-	 * statement, except for a job that crashed a process before (or is
-	 * found crashed now): its run is recorded by ledger_mark_started()
-	 * right before it runs, so that it counts only its own crashes (see
+	 * statement, or only the run of job $8 when it is not NULL, except
+	 * for a job that crashed a process before (or is found crashed now):
+	 * a run not recorded here is recorded by ledger_mark_started() right
+	 * before it runs, so that it counts only its own crashes (see
 	 * consumer/batch.c, run_all). */
-	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 7,
+	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 8,
 		"WITH c AS ("
 		"  SELECT j.job_id FROM outbox.jobs j"
 		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
@@ -217,7 +218,8 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
 		"       attempt_count = j.attempt_count + 1," COUNT_CRASH
 		"       started_by = CASE WHEN j.crash_count > 0 OR" RUN_CRASHED " THEN NULL"
-		"                         ELSE $7::integer END,"
+		"                         WHEN $8::text IS NULL OR j.job_id = $8 THEN $7::integer"
+		"                         ELSE NULL END,"
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
 		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
 		" RETURNING j.job_id, j.attempt_count, j.payload::text, j.crash_count,"
@@ -764,8 +766,8 @@ static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size
 
 int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t n,
                        const char *destination, const char *claimed_by, int lease_seconds,
-                       struct ledger_claim *claims, char **payloads, bool *won,
-                       char *err, size_t errlen)
+                       const char *mark_only, struct ledger_claim *claims, char **payloads,
+                       bool *won, char *err, size_t errlen)
 {
 	const char *ids[LEDGER_BATCH_MAX], *types[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
 	char nums[LEDGER_BATCH_MAX][16], lease[16], key[16];
@@ -795,7 +797,8 @@ int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t
 		goto out;
 	}
 	snprintf(key, sizeof(key), "%d", liveness_key());
-	const char *params[7] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key};
+	const char *params[8] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key,
+	                         mark_only};
 	res = run(conn, ST_CLAIM_BATCH, params, err, errlen);
 	if (res != NULL)
 		rc = claimed_rows(res, reqs, n, claimed_by, claims, payloads, won, err, errlen);
