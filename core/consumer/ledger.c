@@ -74,6 +74,7 @@ enum stmt {
 	ST_FAIL,
 	ST_RELEASE,
 	ST_MARK_DLQ,
+	ST_REARM_DLQ,
 	ST_RECORD_DLQ,
 	ST_REDRIVE_LOCK,
 	ST_REDRIVE_RESET,
@@ -178,6 +179,32 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   AND destination = $3 AND job_type = $4"
 		"   AND window_generation IS NOT DISTINCT FROM $5::integer"
 		"   AND (status = 'PENDING' OR status = 'CLAIMED' AND lease_until < now())"},
+	/* A DLQ arrival PostgreSQL can still decide: a job of the binding,
+	 * generation $2, non-terminal, without a live lease, that has an
+	 * outbox event of that generation and fewer than $6 arrivals counts
+	 * one more, and its event is re-armed (a fresh message, due when the
+	 * job is), unless a relay is publishing it right now (that message is
+	 * the wake-up).  The job's status is left as it is: a run whose
+	 * process died stays CLAIMED, so the next claim counts its crash.
+	 * Returns (jobs counted, events re-armed). */
+	[ST_REARM_DLQ] = {"ledger_rearm_dlq", 6,
+		"WITH j AS ("
+		"  UPDATE outbox.jobs SET dlq_arrivals = dlq_arrivals + 1, updated_at = now()"
+		"   WHERE job_id = $1 AND redrive_generation = $2::integer"
+		"     AND destination = $3 AND job_type = $4"
+		"     AND window_generation IS NOT DISTINCT FROM $5::integer"
+		"     AND (status = 'PENDING' OR status = 'CLAIMED' AND lease_until < now())"
+		"     AND dlq_arrivals < $6::integer"
+		"     AND EXISTS (SELECT 1 FROM outbox.outbox_events x"
+		"                  WHERE x.job_id = $1 AND x.redrive_generation = $2::integer)"
+		"  RETURNING job_id, redrive_generation, next_attempt_at),"
+		" e AS ("
+		"  UPDATE outbox.outbox_events e SET"
+		REARM_EVENT_SET("'the message reached the dead-letter queue; a fresh one is sent'")
+		"    FROM j WHERE e.job_id = j.job_id AND e.redrive_generation = j.redrive_generation"
+		"     AND" REARMABLE
+		"  RETURNING 1)"
+		" SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM e)"},
 	[ST_RECORD_DLQ] = {"ledger_record_dlq", 8,
 		"INSERT INTO outbox.dlq_messages (destination, sqs_message_id, job_id, event_id,"
 		"                                 body, attributes, receive_count, outcome)"
@@ -190,7 +217,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"UPDATE outbox.jobs SET redrive_generation = redrive_generation + 1,"
 		"       status = 'PENDING', attempt_count = 0, next_attempt_at = now(),"
 		"       dead_reason = NULL, claimed_by = NULL, lease_until = NULL,"
-		"       started_by = NULL, crash_count = 0,"
+		"       started_by = NULL, crash_count = 0, dlq_arrivals = 0,"
 		"       finished_at = NULL, updated_at = now()"
 		" WHERE job_id = $1 RETURNING redrive_generation"},
 	[ST_REDRIVE_EVENT] = {"ledger_redrive_event", 6,
@@ -571,6 +598,27 @@ int ledger_mark_dlq(PGconn *conn, const char *job_id, int redrive_generation,
 	snprintf(gen, sizeof(gen), "%d", redrive_generation);
 	snprintf(window, sizeof(window), "%d", binding->window_generation);
 	return run_cas(conn, ST_MARK_DLQ, params, err, errlen);
+}
+
+int ledger_rearm_dlq(PGconn *conn, const char *job_id, int redrive_generation,
+                     const struct ledger_binding *binding, int max_arrivals,
+                     char *err, size_t errlen)
+{
+	char gen[16], window[16], max[16];
+	const char *params[6] = {job_id, gen, binding->destination, binding->job_type,
+	                         binding->has_price_window ? window : NULL, max};
+	PGresult *res;
+	int rc;
+
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	snprintf(window, sizeof(window), "%d", binding->window_generation);
+	snprintf(max, sizeof(max), "%d", max_arrivals);
+	res = run(conn, ST_REARM_DLQ, params, err, errlen);
+	if (res == NULL)
+		return -1;
+	rc = to_int(PQgetvalue(res, 0, 0)) > 0 ? 1 : 0;
+	PQclear(res);
+	return rc;
 }
 
 int ledger_probe(PGconn *conn, char *err, size_t errlen)

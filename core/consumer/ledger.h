@@ -243,6 +243,18 @@ int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
                        const char *why, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /*
+ * Rule 7, a DLQ arrival the database can still decide: a job of
+ * generation redrive_generation and of the binding, non-terminal, without
+ * a live lease, with an outbox event of that generation and fewer than
+ * max_arrivals DLQ arrivals counts one more (outbox.jobs.dlq_arrivals)
+ * and gets a fresh message (its event re-armed, due when the job is); its
+ * status is not changed.  Returns 1, 0 (not such a job), -1.
+ */
+int ledger_rearm_dlq(PGconn *conn, const char *job_id, int redrive_generation,
+                     const struct ledger_binding *binding, int max_arrivals,
+                     char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/*
  * Rule 7: a job named by a DLQ message -> DEAD 'DLQ', only if it is of
  * generation redrive_generation and of the binding (the DLQ's destination,
  * the message's job type and window generation), non-terminal and without
