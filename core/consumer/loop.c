@@ -61,9 +61,10 @@ static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs, s
  * -- stretched when max_in_flight makes the workers take turns -- and at
  * least one, at most [consumer] claim_max.  A slow handler thus never
  * holds claims and messages that other workers (or processes) could run
- * sooner; with a fast one (nothing measured yet, or a few ms) this is
- * claim_max and the batching is unchanged (docs/consumer.md, "The
- * pipeline").
+ * sooner; with a fast one (a few ms) this is claim_max and the batching
+ * is unchanged.  Before anything is measured, one: the first run of a
+ * process measures the handler before a batch is sized by it
+ * (docs/consumer.md, "The pipeline").
  */
 static size_t receive_budget(const struct consumer_worker *w)
 {
@@ -74,8 +75,10 @@ static size_t receive_budget(const struct consumer_worker *w)
 	double per_job;
 	double n;
 
-	if (ms <= 0)
+	if (w->pace == NULL)
 		return (size_t)cfg->consumer.claim_max;
+	if (ms <= 0)
+		return 1;
 	per_job = (double)ms;
 	if (w->pace->max_in_flight < cfg->consumer.workers)
 		per_job *= (double)cfg->consumer.workers / w->pace->max_in_flight;
