@@ -60,6 +60,7 @@ struct cfg_destination {
 	int dlq_message_retention_seconds; /* the DLQ's; default 14 days */
 	int handler_timeout_seconds; /* execute() time limit; 0: none; default 600 */
 	int max_attempts;       /* a RETRY of attempt max_attempts ends DEAD 'MAX_ATTEMPTS'; 0: no limit */
+	int max_in_flight;      /* execute() calls at once at most; 0 (default): workers */
 	struct cfg_plugin_option *plugin_options;
 	size_t n_plugin_options;
 };

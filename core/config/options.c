@@ -75,6 +75,7 @@ const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("destination", "dlq_message_retention_seconds", cfg_destination, dlq_message_retention_seconds, 1209600, 60, 1209600),
 	CFG_OPT_INT("destination", "handler_timeout_seconds", cfg_destination, handler_timeout_seconds, 600, 0, 86400),
 	CFG_OPT_INT("destination", "max_attempts", cfg_destination, max_attempts, 0, 0, 1000000),
+	CFG_OPT_INT("destination", "max_in_flight", cfg_destination, max_in_flight, 0, 0, 64),
 	CFG_OPT_INT("retention", "succeeded_jobs_seconds", cfg, retention.succeeded_jobs_seconds, 2592000, 0, 2147483647),
 	CFG_OPT_INT("retention", "dead_jobs_seconds", cfg, retention.dead_jobs_seconds, 2592000, 0, 2147483647),
 	CFG_OPT_INT("retention", "events_seconds", cfg, retention.events_seconds, 2592000, 0, 2147483647),

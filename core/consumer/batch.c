@@ -19,6 +19,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "consumer/bjob.h"
 #include "consumer/control.h"
 #include "consumer/message.h"
 #include "consumer/quarantine.h"
@@ -26,113 +27,9 @@
 #include "consumer/services.h"
 #include "consumer/session.h"
 
-#define MSG_LEN 1024
 /* commit_one(): a price job's commit() said OK but its success CAS did not
  * match (stale_or_lost() decides it after the transaction). */
 #define NOT_SUCCEEDED 100
-
-/* Where one delivery of the batch is. */
-enum bstate {
-	B_DONE,  /* decided, ignored or left alone: nothing more to do */
-	B_WANT,  /* offered to the next claim */
-	B_RULES, /* to the rules (consumer/rules.h) */
-	B_WON,   /* claim won; heartbeat slot active until its completion */
-};
-
-/* One delivery of the batch. */
-struct bjob {
-	const struct sqs_message *m;  /* borrowed from the receive batch */
-	struct consumer_msg pm;
-	enum bstate state;
-	bool second;                  /* offered to the claim after the rules */
-	bool executed;                /* execute() returned v */
-	bool lost;                    /* its claim did not hold at completion */
-	bool refused;                 /* commit() returned RETRY or FAIL */
-	bool stale_check;             /* price job whose success CAS matched nothing */
-	struct ledger_job looked;     /* as the rules read it (the price claim) */
-	struct ledger_claim claim;
-	char *payload;                /* owned: JSON text */
-	json_t *payload_json;         /* owned reference */
-	struct outbox_job job;
-	enum outbox_verdict v;
-	int64_t retry_after_ms;       /* execute()'s, with OUTBOX_RETRY only */
-	char msg[MSG_LEN];
-	json_t *output;               /* owned reference: execute()'s result */
-	int64_t claimed_ms;
-};
-
-/* The pipeline's arrays, max entries each, made once per worker. */
-struct batch_scratch {
-	size_t max;
-	struct bjob *j;
-	const char **returned;
-	struct ledger_batch_req *reqs;
-	struct ledger_claim *claims;
-	char **payloads;
-	bool *got;
-	size_t *idx;
-	const struct ledger_claim **cl;
-	bool *held;
-	struct bjob **ok, **no, **todo;
-};
-
-struct batch {
-	struct consumer_worker *w;
-	struct batch_scratch *s;
-	struct bjob *j;         /* s->j; n entries, at most [consumer] claim_max */
-	size_t n;
-	/* job_ids of the runs that returned, in order (borrowed from j[]) */
-	const char **returned;
-	size_t n_returned;
-};
-
-struct batch_scratch *consumer_batch_scratch_new(size_t max)
-{
-	struct batch_scratch *s = calloc(1, sizeof(*s));
-
-	if (s == NULL)
-		return NULL;
-	max = max > 0 ? max : 1;
-	s->max = max;
-	s->j = calloc(max, sizeof(*s->j));
-	s->returned = calloc(max, sizeof(*s->returned));
-	s->reqs = calloc(max, sizeof(*s->reqs));
-	s->claims = calloc(max, sizeof(*s->claims));
-	s->payloads = calloc(max, sizeof(*s->payloads));
-	s->got = calloc(max, sizeof(*s->got));
-	s->idx = calloc(max, sizeof(*s->idx));
-	s->cl = calloc(max, sizeof(*s->cl));
-	s->held = calloc(max, sizeof(*s->held));
-	s->ok = calloc(max, sizeof(*s->ok));
-	s->no = calloc(max, sizeof(*s->no));
-	s->todo = calloc(max, sizeof(*s->todo));
-	if (s->j == NULL || s->returned == NULL || s->reqs == NULL || s->claims == NULL ||
-	    s->payloads == NULL || s->got == NULL || s->idx == NULL || s->cl == NULL ||
-	    s->held == NULL || s->ok == NULL || s->no == NULL || s->todo == NULL) {
-		consumer_batch_scratch_free(s);
-		return NULL;
-	}
-	return s;
-}
-
-void consumer_batch_scratch_free(struct batch_scratch *s)
-{
-	if (s == NULL)
-		return;
-	free(s->j);
-	free(s->returned);
-	free(s->reqs);
-	free(s->claims);
-	free(s->payloads);
-	free(s->got);
-	free(s->idx);
-	free(s->cl);
-	free(s->held);
-	free(s->ok);
-	free(s->no);
-	free(s->todo);
-	free(s);
-}
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
 {
@@ -288,6 +185,29 @@ static bool offer(struct batch *b, size_t i, size_t n)
 	return true;
 }
 
+/* A handler faster than this (measured) has its batch's runs recorded as
+ * started by the claim: a statement per run would cost more than the run. */
+#define MARK_EACH_MIN_MS 20
+
+/*
+ * Whether the claim records only the first run as started and each other
+ * run is recorded right before it starts (ledger_mark_started), so that a
+ * process that dies counts a crash only for the job that was running, not
+ * for the claimed jobs waiting behind it; and each run is completed as
+ * soon as it returns (complete_early), so that a process that dies loses
+ * at most the run in progress, not the runs of the batch that had
+ * returned before it.  Not for a handler measured
+ * faster than MARK_EACH_MIN_MS: its batch runs in about claim_max times
+ * that, and the claim records every run at no extra statement
+ * (docs/outboxd.md, "Quarantine", says what a kill costs then).
+ */
+static bool mark_each(const struct consumer_worker *w)
+{
+	long long ms = w->pace != NULL ? atomic_load(&w->pace->handler_ms) : 0;
+
+	return ms == 0 || ms >= MARK_EACH_MIN_MS;
+}
+
 /*
  * The claim: every delivery offered, the others in one statement
  * (ledger_claim_batch: bound to this destination and each message's job
@@ -313,7 +233,8 @@ static void claim(struct batch *b)
 	}
 	rc = n == 0 ? 0
 	            : ledger_claim_batch(w->conn, s->reqs, n, w->dest->name, w->claimed_by,
-	                                 w->c->cfg->consumer.lease_seconds, s->claims,
+	                                 w->c->cfg->consumer.lease_seconds,
+	                                 b->each ? s->reqs[0].job_id : NULL, s->claims,
 	                                 s->payloads, s->got, err, sizeof(err));
 	for (size_t k = 0; k < n; k++) {
 		struct bjob *j = &b->j[s->idx[k]];
@@ -449,6 +370,25 @@ static bool still_ours(struct batch *b, struct bjob *j)
 	return false;
 }
 
+/* Weight of the newest call in a destination's handler duration. */
+#define HANDLER_WEIGHT 0.25
+
+/* A call of ms: the destination's smoothed handler duration, which sizes
+ * the receives (consumer/loop.c).  Racing updates lose one sample at most. */
+static void measured(struct consumer_worker *w, int64_t ms)
+{
+	long long old;
+
+	if (w->pace == NULL)
+		return;
+	old = atomic_load(&w->pace->handler_ms);
+	ms = ms > 0 ? ms : 1;
+	atomic_store(&w->pace->handler_ms,
+	             old == 0 ? (long long)ms
+	                      : (long long)((double)old * (1 - HANDLER_WEIGHT) +
+	                                    (double)ms * HANDLER_WEIGHT + 0.5));
+}
+
 /* execute() of one won job; its heartbeat slot keeps beating. */
 static void execute(struct batch *b, struct bjob *j)
 {
@@ -472,15 +412,19 @@ static void execute(struct batch *b, struct bjob *j)
 		                  w->dest->name);
 	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name,
 	                (double)wall_clock_ms() / 1000 - j->claim.due_epoch);
+	int64_t started = now_ms();
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
+	measured(w, now_ms() - started);
 	j->output = result.output;
 	j->retry_after_ms = j->v == OUTBOX_RETRY ? result.retry_after_ms : 0;
 	j->executed = true;
 	b->returned[b->n_returned++] = j->claim.job_id;
 }
 
+static void complete_early(struct batch *b, struct bjob *j);
+
 /* One pass of run_all(): the won jobs recorded as started by the claim
- * (suspects false), or the others (true). */
+ * (suspects false), or the others (true), each recorded by still_ours(). */
 static void run_pass(struct batch *b, bool suspects)
 {
 	for (size_t i = 0; i < b->n; i++) {
@@ -495,19 +439,29 @@ static void run_pass(struct batch *b, bool suspects)
 		} else if (consumer_quarantine_due(b->w, &j->claim)) {
 			if (end_slot(b, j) == HEARTBEAT_KEPT)
 				consumer_quarantine(b->w, j->m, &j->claim);
-		} else if (still_ours(b, j)) {
-			execute(b, j);
+		} else if (!consumer_call_begin(b->w)) {
+			release(b, j); /* a stop came while it waited for a free call */
+		} else {
+			bool ran = still_ours(b, j);
+
+			if (ran)
+				execute(b, j);
+			consumer_call_end(b->w);
+			if (ran && b->each)
+				complete_early(b, j);
 		}
 	}
 }
 
 /*
  * Runs the won jobs: first those whose run the claim recorded as started,
- * then the suspects (they crashed a process before), each recorded right
- * before it runs, which also clears the record of every run that returned
- * before it.  So a suspect counts only its own crashes; a crash during
- * the first pass counts for every job of that pass (they were all
- * recorded at the claim), which makes them suspects for their next run.
+ * then the others -- the suspects (they crashed a process before) and,
+ * unless the handler is fast (mark_each()), every job but the first --
+ * each recorded right before it runs, which also clears the record of
+ * every run that returned before it.  So a job counts only the crashes
+ * of its own runs; with a fast handler a crash during the first pass
+ * counts for every job of that pass (they were all recorded at the
+ * claim), which makes them suspects for their next run.
  * The poison-job count costs no statement unless a suspect is in the
  * batch (docs/outboxd.md, "Quarantine").
  */
@@ -869,33 +823,56 @@ static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 	refused(b, b->s->no, n_no);
 }
 
-/* Stops each executed job's heartbeat and records its verdict. */
-static void complete_all(struct batch *b)
+/* Stops an executed job's heartbeat; a RETRY or FAIL goes to the failure
+ * completion at once.  True when j is for the success completion. */
+static bool settle(struct batch *b, struct bjob *j)
 {
-	struct consumer_worker *w = b->w;
-	struct bjob **todo = b->s->todo;
-	size_t n = 0;
+	if (j->state != B_WON || !j->executed)
+		return false;
+	if (end_slot(b, j) == HEARTBEAT_RELEASED) {
+		log_warning("handler finished after its claim was released; result discarded"
+		            " job_id=%s", j->claim.job_id);
+		return false;
+	}
+	if (b->w->conn == NULL)
+		return false; /* CLAIMED until its lease expires */
+	if (j->v == OUTBOX_OK)
+		return true;
+	complete_failed(b, j, j->v == OUTBOX_RETRY ? OUTBOX_RETRY : OUTBOX_FAIL,
+	                j->msg[0] ? j->msg
+	                : j->v == OUTBOX_RETRY ? "handler asked for a retry"
+	                                       : "handler failed permanently");
+	return false;
+}
 
+static void ensure_for_verdicts(struct consumer_worker *w)
+{
 	if (consumer_worker_ensure(w) < 0)
 		log_warning("no database connection to record the batch's verdicts; they are"
 		            " retried when their leases expire dest=%s", w->dest->name);
-	for (size_t i = 0; i < b->n; i++) {
-		struct bjob *j = &b->j[i];
+}
 
-		if (j->state != B_WON || !j->executed)
-			continue;
-		if (end_slot(b, j) == HEARTBEAT_RELEASED)
-			log_warning("handler finished after its claim was released; result discarded"
-			            " job_id=%s", j->claim.job_id);
-		else if (w->conn == NULL)
-			continue; /* CLAIMED until its lease expires */
-		else if (j->v == OUTBOX_OK)
-			todo[n++] = j;
-		else
-			complete_failed(b, j, j->v == OUTBOX_RETRY ? OUTBOX_RETRY : OUTBOX_FAIL,
-			                j->msg[0] ? j->msg
-			                : j->v == OUTBOX_RETRY ? "handler asked for a retry"
-			                                       : "handler failed permanently");
+/* Records the verdict of j, which just returned (mark_each()). */
+static void complete_early(struct batch *b, struct bjob *j)
+{
+	struct bjob *one[1] = {j};
+
+	ensure_for_verdicts(b->w);
+	if (settle(b, j))
+		complete_ok(b, one, 1);
+}
+
+/* Stops each executed job's heartbeat and records its verdict (those
+ * complete_early() recorded are done already). */
+static void complete_all(struct batch *b)
+{
+	struct bjob **todo = b->s->todo;
+	size_t n = 0;
+
+	ensure_for_verdicts(b->w);
+	for (size_t i = 0; i < b->n; i++) {
+		if (settle(b, &b->j[i]))
+			todo[n++] = &b->j[i];
 	}
 	if (n > 0)
 		complete_ok(b, todo, n);
@@ -932,6 +909,7 @@ static void pipeline(struct batch *b)
 		consumer_busy(w->c, -1);
 		return;
 	}
+	b->each = mark_each(w);
 	claim(b);
 	if (apply_rules(b) > 0)
 		claim(b);

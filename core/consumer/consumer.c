@@ -53,6 +53,8 @@ static void setup_workers(struct consumer *c, struct plugin_instance *const *ins
 			w->slot = k * (size_t)cfg->consumer.claim_max; /* a heartbeat slot per batch entry */
 			w->receive_lock = &c->receive_locks[i];
 			w->pace = &c->paces[i];
+			c->paces[i].max_in_flight = d->max_in_flight > 0 ? d->max_in_flight
+			                                                 : cfg->consumer.workers;
 			w->dlq = j == (size_t)cfg->consumer.workers;
 			w->inst = w->dlq ? NULL : instances[i];
 			w->uses_sqs = true;

@@ -31,6 +31,36 @@ bool consumer_sleep(struct consumer *c, int ms)
 	return consumer_stopping(c);
 }
 
+bool consumer_call_begin(struct consumer_worker *w)
+{
+	struct consumer *c = w->c;
+	struct consumer_pace *p = w->pace;
+	bool go;
+
+	if (p == NULL)
+		return !consumer_stopping(c);
+	pthread_mutex_lock(&c->lock);
+	while (!consumer_stopping(c) && p->in_flight >= p->max_in_flight)
+		pthread_cond_wait(&c->cond, &c->lock);
+	go = !consumer_stopping(c);
+	if (go)
+		p->in_flight++;
+	pthread_mutex_unlock(&c->lock);
+	return go;
+}
+
+void consumer_call_end(struct consumer_worker *w)
+{
+	struct consumer *c = w->c;
+
+	if (w->pace == NULL)
+		return;
+	pthread_mutex_lock(&c->lock);
+	w->pace->in_flight--;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
 void consumer_busy(struct consumer *c, int delta)
 {
 	pthread_mutex_lock(&c->lock);

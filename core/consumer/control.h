@@ -22,5 +22,13 @@ bool consumer_stopping(struct consumer *c);
 bool consumer_sleep(struct consumer *c, int ms);
 /* Count a handler in (+1) or out (-1) for the shutdown wait. */
 void consumer_busy(struct consumer *c, int delta);
+/*
+ * Waits until fewer than the destination's max_in_flight handler calls of
+ * w's destination run, and counts one more; false (nothing counted) when a
+ * stop is requested first.  Every true is followed by consumer_call_end().
+ * Without a pace (consumer_runner) there is no bound.
+ */
+bool consumer_call_begin(struct consumer_worker *w);
+void consumer_call_end(struct consumer_worker *w);
 
 #endif

@@ -4,8 +4,11 @@
  * consumer/dlq.c: the dead-letter queue reader of one destination (rule 7
  * of docs/consumer.md).  For every message: record the evidence in
  * outbox.dlq_messages and, if the body names a job of this destination
- * and generation that is non-terminal without a live lease, mark it DEAD
- * 'DLQ' in the same transaction; after COMMIT delete the DLQ copy.
+ * and generation that is non-terminal without a live lease, decide it in
+ * the same transaction: fewer than DLQ_REARM_MAX arrivals so far, the
+ * arrival is counted and the job gets a fresh message (a receive count
+ * spent by processes that died is no evidence against it); else DEAD
+ * 'DLQ'.  After COMMIT delete the DLQ copy.
  *
  * A copy whose job is non-terminal under a live lease is neither recorded
  * nor deleted: the handler may still give the job back (RETRY, release)
@@ -13,7 +16,7 @@
  * the rest of the lease plus DLQ_LEASE_MARGIN_SECONDS, and it is decided
  * again then (terminal: recorded and deleted; claimable: DEAD 'DLQ').
  *
- * Outcomes recorded: marked_dead, unparseable, wrong_destination (the body
+ * Outcomes recorded: rearmed, marked_dead, unparseable, wrong_destination (the body
  * names another destination, or the job it names is of another
  * destination, job type or window generation: the job is not touched),
  * unknown_job, already_terminal, obsolete_generation.
@@ -33,6 +36,10 @@
 #include "common/metrics.h"
 
 #define DLQ_LEASE_MARGIN_SECONDS 2
+/* DLQ arrivals of one job (one redrive generation) that get a fresh
+ * message; the next one marks it DEAD 'DLQ' (docs/consumer.md,
+ * "Dead-letter arrivals"). */
+#define DLQ_REARM_MAX 3
 
 /* Not an outcome that is recorded: the copy is kept (see above). */
 static const char leased[] = "leased";
@@ -83,6 +90,12 @@ static const char *decide(struct consumer_worker *w, const struct consumer_msg *
 		return "wrong_destination";
 	/* The CAS itself binds the job to this DLQ's destination: a copy on
 	 * another destination's DLQ (whatever its body says) never kills it. */
+	rc = ledger_rearm_dlq(w->conn, pm->job_id, pm->redrive_generation, &binding,
+	                      DLQ_REARM_MAX, err, errlen);
+	if (rc < 0)
+		return NULL;
+	if (rc == 1)
+		return "rearmed";
 	rc = ledger_mark_dlq(w->conn, pm->job_id, pm->redrive_generation, &binding, err, errlen);
 	if (rc < 0)
 		return NULL;
@@ -198,7 +211,7 @@ void *consumer_dlq_main(void *arg)
 
 		metrics_progress(METRIC_THREAD_WORKER, w->dest->name);
 		if (consumer_worker_gate(w) < 0 ||
-		    consumer_worker_receive(w, w->dest->dlq_url, &msgs) < 0)
+		    consumer_worker_receive(w, w->dest->dlq_url, SQS_MAX_BATCH_ENTRIES, &msgs) < 0)
 			continue;
 		for (size_t i = 0; i < msgs.n; i++)
 			handle(w, &msgs.items[i]);

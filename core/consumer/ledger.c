@@ -75,6 +75,7 @@ enum stmt {
 	ST_FAIL,
 	ST_RELEASE,
 	ST_MARK_DLQ,
+	ST_REARM_DLQ,
 	ST_RECORD_DLQ,
 	ST_REDRIVE_LOCK,
 	ST_REDRIVE_RESET,
@@ -179,6 +180,32 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"   AND destination = $3 AND job_type = $4"
 		"   AND window_generation IS NOT DISTINCT FROM $5::integer"
 		"   AND (status = 'PENDING' OR status = 'CLAIMED' AND lease_until < now())"},
+	/* A DLQ arrival PostgreSQL can still decide: a job of the binding,
+	 * generation $2, non-terminal, without a live lease, that has an
+	 * outbox event of that generation and fewer than $6 arrivals counts
+	 * one more, and its event is re-armed (a fresh message, due when the
+	 * job is), unless a relay is publishing it right now (that message is
+	 * the wake-up).  The job's status is left as it is: a run whose
+	 * process died stays CLAIMED, so the next claim counts its crash.
+	 * Returns (jobs counted, events re-armed). */
+	[ST_REARM_DLQ] = {"ledger_rearm_dlq", 6,
+		"WITH j AS ("
+		"  UPDATE outbox.jobs SET dlq_arrivals = dlq_arrivals + 1, updated_at = now()"
+		"   WHERE job_id = $1 AND redrive_generation = $2::integer"
+		"     AND destination = $3 AND job_type = $4"
+		"     AND window_generation IS NOT DISTINCT FROM $5::integer"
+		"     AND (status = 'PENDING' OR status = 'CLAIMED' AND lease_until < now())"
+		"     AND dlq_arrivals < $6::integer"
+		"     AND EXISTS (SELECT 1 FROM outbox.outbox_events x"
+		"                  WHERE x.job_id = $1 AND x.redrive_generation = $2::integer)"
+		"  RETURNING job_id, redrive_generation, next_attempt_at),"
+		" e AS ("
+		"  UPDATE outbox.outbox_events e SET"
+		REARM_EVENT_SET("'the message reached the dead-letter queue; a fresh one is sent'")
+		"    FROM j WHERE e.job_id = j.job_id AND e.redrive_generation = j.redrive_generation"
+		"     AND" REARMABLE
+		"  RETURNING 1)"
+		" SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM e)"},
 	[ST_RECORD_DLQ] = {"ledger_record_dlq", 8,
 		"INSERT INTO outbox.dlq_messages (destination, sqs_message_id, job_id, event_id,"
 		"                                 body, attributes, receive_count, outcome)"
@@ -191,7 +218,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"UPDATE outbox.jobs SET redrive_generation = redrive_generation + 1,"
 		"       status = 'PENDING', attempt_count = 0, next_attempt_at = now(),"
 		"       dead_reason = NULL, claimed_by = NULL, lease_until = NULL,"
-		"       started_by = NULL, crash_count = 0,"
+		"       started_by = NULL, crash_count = 0, dlq_arrivals = 0,"
 		"       finished_at = NULL, updated_at = now()"
 		" WHERE job_id = $1 RETURNING redrive_generation"},
 	[ST_REDRIVE_EVENT] = {"ledger_redrive_event", 6,
@@ -203,11 +230,12 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * skipped (no waits, no lock-order deadlock between workers): the caller
 	 * applies the rules to every message it did not win. */
 	/* Every run is recorded as started ($7) with the claim, at no extra
-	 * statement, except for a job that crashed a process before (or is
-	 * found crashed now): its run is recorded by ledger_mark_started()
-	 * right before it runs, so that it counts only its own crashes (see
+	 * statement, or only the run of job $8 when it is not NULL, except
+	 * for a job that crashed a process before (or is found crashed now):
+	 * a run not recorded here is recorded by ledger_mark_started() right
+	 * before it runs, so that it counts only its own crashes (see
 	 * consumer/batch.c, run_all). */
-	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 7,
+	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 8,
 		"WITH c AS ("
 		"  SELECT j.job_id FROM outbox.jobs j"
 		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
@@ -218,7 +246,8 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
 		"       attempt_count = j.attempt_count + 1," COUNT_CRASH
 		"       started_by = CASE WHEN j.crash_count > 0 OR" RUN_CRASHED " THEN NULL"
-		"                         ELSE $7::integer END,"
+		"                         WHEN $8::text IS NULL OR j.job_id = $8 THEN $7::integer"
+		"                         ELSE NULL END,"
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
 		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
 		" RETURNING j.job_id, j.attempt_count, j.payload::text, j.crash_count,"
@@ -574,6 +603,27 @@ int ledger_mark_dlq(PGconn *conn, const char *job_id, int redrive_generation,
 	return run_cas(conn, ST_MARK_DLQ, params, err, errlen);
 }
 
+int ledger_rearm_dlq(PGconn *conn, const char *job_id, int redrive_generation,
+                     const struct ledger_binding *binding, int max_arrivals,
+                     char *err, size_t errlen)
+{
+	char gen[16], window[16], max[16];
+	const char *params[6] = {job_id, gen, binding->destination, binding->job_type,
+	                         binding->has_price_window ? window : NULL, max};
+	PGresult *res;
+	int rc;
+
+	snprintf(gen, sizeof(gen), "%d", redrive_generation);
+	snprintf(window, sizeof(window), "%d", binding->window_generation);
+	snprintf(max, sizeof(max), "%d", max_arrivals);
+	res = run(conn, ST_REARM_DLQ, params, err, errlen);
+	if (res == NULL)
+		return -1;
+	rc = to_int(PQgetvalue(res, 0, 0)) > 0 ? 1 : 0;
+	PQclear(res);
+	return rc;
+}
+
 int ledger_probe(PGconn *conn, char *err, size_t errlen)
 {
 	return run_cas(conn, ST_PROBE, NULL, err, errlen) < 0 ? -1 : 0;
@@ -767,8 +817,8 @@ static int claimed_rows(PGresult *res, const struct ledger_batch_req *reqs, size
 
 int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t n,
                        const char *destination, const char *claimed_by, int lease_seconds,
-                       struct ledger_claim *claims, char **payloads, bool *won,
-                       char *err, size_t errlen)
+                       const char *mark_only, struct ledger_claim *claims, char **payloads,
+                       bool *won, char *err, size_t errlen)
 {
 	const char *ids[LEDGER_BATCH_MAX], *types[LEDGER_BATCH_MAX], *gens[LEDGER_BATCH_MAX];
 	char nums[LEDGER_BATCH_MAX][16], lease[16], key[16];
@@ -798,7 +848,8 @@ int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t
 		goto out;
 	}
 	snprintf(key, sizeof(key), "%d", liveness_key());
-	const char *params[7] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key};
+	const char *params[8] = {a_ids, a_gens, a_types, destination, claimed_by, lease, key,
+	                         mark_only};
 	res = run(conn, ST_CLAIM_BATCH, params, err, errlen);
 	if (res != NULL)
 		rc = claimed_rows(res, reqs, n, claimed_by, claims, payloads, won, err, errlen);

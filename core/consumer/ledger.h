@@ -146,8 +146,9 @@ struct ledger_batch_req {
  * must be distinct.  Rows locked by
  * another transaction are skipped, not waited for.  A crashed last run
  * is counted as by ledger_claim(); the run is recorded as started only
- * for a job that never crashed a process (claims[i].run_marked; the others
- * need ledger_mark_started()).  For each request i
+ * for a job that never crashed a process and, when mark_only is not NULL,
+ * only for the job of that id (claims[i].run_marked; the others need
+ * ledger_mark_started() before they run).  For each request i
  * this worker won: won[i] = true, claims[i] (claimed_by copied) and
  * payloads[i] (JSON text; caller frees with free()).  For the others
  * won[i] = false and payloads[i] = NULL: the caller applies the
@@ -157,8 +158,8 @@ struct ledger_batch_req {
  */
 int ledger_claim_batch(PGconn *conn, const struct ledger_batch_req *reqs, size_t n,
                        const char *destination, const char *claimed_by, int lease_seconds,
-                       struct ledger_claim *claims, char **payloads, bool *won,
-                       char *err, size_t errlen) OUTBOX_MUSTCHECK;
+                       const char *mark_only, struct ledger_claim *claims, char **payloads,
+                       bool *won, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /*
  * Inside the caller's transaction: lock (FOR UPDATE, job_id order) the
@@ -240,6 +241,18 @@ int ledger_release(PGconn *conn, const struct ledger_claim *claim,
  */
 int ledger_rearm_event(PGconn *conn, const char *job_id, int redrive_generation,
                        const char *why, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+
+/*
+ * Rule 7, a DLQ arrival the database can still decide: a job of
+ * generation redrive_generation and of the binding, non-terminal, without
+ * a live lease, with an outbox event of that generation and fewer than
+ * max_arrivals DLQ arrivals counts one more (outbox.jobs.dlq_arrivals)
+ * and gets a fresh message (its event re-armed, due when the job is); its
+ * status is not changed.  Returns 1, 0 (not such a job), -1.
+ */
+int ledger_rearm_dlq(PGconn *conn, const char *job_id, int redrive_generation,
+                     const struct ledger_binding *binding, int max_arrivals,
+                     char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /*
  * Rule 7: a job named by a DLQ message -> DEAD 'DLQ', only if it is of

@@ -30,15 +30,14 @@
  * completion transaction then cover the whole batch (docs/consumer.md,
  * "The pipeline").
  */
-static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs)
+static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs, size_t budget)
 {
 	const struct cfg *cfg = w->c->cfg;
 	const struct sqs_receive_options now = consumer_receive_options(cfg, false);
 	int64_t until = now_ms() + cfg->consumer.linger_max_ms;
 	size_t last = msgs->n;
 
-	while (last == SQS_MAX_BATCH_ENTRIES &&
-	       msgs->n + SQS_MAX_BATCH_ENTRIES <= (size_t)cfg->consumer.claim_max &&
+	while (last == SQS_MAX_BATCH_ENTRIES && msgs->n + SQS_MAX_BATCH_ENTRIES <= budget &&
 	       now_ms() < until && !consumer_stopping(w->c)) {
 		struct sqs_messages more = {0};
 		struct aws_result res;
@@ -53,6 +52,40 @@ static void receive_more(struct consumer_worker *w, struct sqs_messages *msgs)
 			return;
 		}
 	}
+}
+
+/*
+ * How many messages a worker may take: as many as it can start within a
+ * third of the shorter of lease and visibility (when still_ours() extends
+ * a waiting claim's lease) at the destination's measured handler duration
+ * -- stretched when max_in_flight makes the workers take turns -- and at
+ * least one, at most [consumer] claim_max.  A slow handler thus never
+ * holds claims and messages that other workers (or processes) could run
+ * sooner; with a fast one (a few ms) this is claim_max and the batching
+ * is unchanged.  Before anything is measured, one: the first run of a
+ * process measures the handler before a batch is sized by it
+ * (docs/consumer.md, "The pipeline").
+ */
+static size_t receive_budget(const struct consumer_worker *w)
+{
+	const struct cfg *cfg = w->c->cfg;
+	int window_s = cfg->consumer.lease_seconds < cfg->consumer.visibility_timeout_seconds
+	                   ? cfg->consumer.lease_seconds : cfg->consumer.visibility_timeout_seconds;
+	long long ms = w->pace != NULL ? atomic_load(&w->pace->handler_ms) : 0;
+	double per_job;
+	double n;
+
+	if (w->pace == NULL)
+		return (size_t)cfg->consumer.claim_max;
+	if (ms <= 0)
+		return 1;
+	per_job = (double)ms;
+	if (w->pace->max_in_flight < cfg->consumer.workers)
+		per_job *= (double)cfg->consumer.workers / w->pace->max_in_flight;
+	n = (double)window_s * 1000 / 3 / per_job;
+	if (n < 1)
+		return 1;
+	return n >= cfg->consumer.claim_max ? (size_t)cfg->consumer.claim_max : (size_t)n;
 }
 
 /* Weight of the newest receive in a destination's arrival-rate estimate. */
@@ -101,6 +134,7 @@ static void pace_after_receive(struct consumer_worker *w, size_t n)
 static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 {
 	int rc = -1;
+	size_t budget;
 
 	/* Connected before waiting for the lock (outbox-bench counts the
 	 * workers' connections to know the daemon is up). */
@@ -113,12 +147,16 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 	if (w->receive_lock != NULL)
 		pthread_mutex_lock(w->receive_lock);
 	pace_before_receive(w);
+	budget = receive_budget(w);
 	if (!consumer_stopping(w->c))
-		rc = consumer_worker_receive(w, w->dest->queue_url, msgs);
+		rc = consumer_worker_receive(w, w->dest->queue_url,
+		                             budget < SQS_MAX_BATCH_ENTRIES ? (int)budget
+		                                                            : SQS_MAX_BATCH_ENTRIES,
+		                             msgs);
 	if (rc == 0)
 		pace_after_receive(w, msgs->n);
 	if (rc == 0 && w->c->cfg->consumer.linger_max_ms > 0)
-		receive_more(w, msgs);
+		receive_more(w, msgs, budget);
 	if (w->receive_lock != NULL)
 		pthread_mutex_unlock(w->receive_lock);
 	return rc;

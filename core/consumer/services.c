@@ -362,7 +362,12 @@ bool consumer_tx_violated(struct outbox_tx *tx)
 
 	if (!tx->ended && st != PQTRANS_INTRANS && st != PQTRANS_INERROR) {
 		tx->ended = true;
-		snprintf(tx->why, sizeof(tx->why), "the plugin ended the transaction");
+		/* A lost connection (the server ended the session, a restart) is
+		 * not the plugin's doing, and nothing of it was committed. */
+		snprintf(tx->why, sizeof(tx->why), "%s",
+		         st == PQTRANS_UNKNOWN || PQstatus(tx->conn) == CONNECTION_BAD
+		             ? "the connection to PostgreSQL was lost during commit()"
+		             : "the plugin ended the transaction");
 	}
 	return tx->ended;
 }

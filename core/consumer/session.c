@@ -149,10 +149,12 @@ struct sqs_receive_options consumer_receive_options(const struct cfg *cfg, bool 
 	                                    cfg->consumer.visibility_timeout_seconds};
 }
 
-int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
+int consumer_worker_receive(struct consumer_worker *w, const char *queue_url, int max,
                             struct sqs_messages *msgs)
 {
-	const struct sqs_receive_options opts = consumer_receive_options(w->c->cfg, true);
+	struct sqs_receive_options opts = consumer_receive_options(w->c->cfg, true);
+
+	opts.max_messages = max;
 	struct aws_result res;
 
 	if (consumer_worker_ensure(w) < 0) {

@@ -43,9 +43,10 @@ void consumer_worker_backoff(struct consumer_worker *w);
  * [consumer] visibility timeout, and the long-poll wait unless !wait (a
  * receive joined to a full one asks without waiting). */
 struct sqs_receive_options consumer_receive_options(const struct cfg *cfg, bool wait);
-/* ensure + ReceiveMessage (consumer_receive_options) from queue_url into
- * *msgs; on failure logs, backs off, frees *msgs and returns -1. */
-int consumer_worker_receive(struct consumer_worker *w, const char *queue_url,
+/* ensure + ReceiveMessage (consumer_receive_options, at most max messages,
+ * 1..10) from queue_url into *msgs; on failure logs, backs off, frees
+ * *msgs and returns -1. */
+int consumer_worker_receive(struct consumer_worker *w, const char *queue_url, int max,
                             struct sqs_messages *msgs) OUTBOX_MUSTCHECK;
 /* Queue / flush deletions through w->port. */
 void consumer_worker_delete(struct consumer_worker *w, const struct sqs_message *m);

@@ -62,19 +62,26 @@ struct consumer_worker {
 	 * gets every message waiting (up to 10) instead of all of them waking
 	 * for the same few (docs/consumer.md, "Threads"). */
 	pthread_mutex_t *receive_lock;
-	/* Borrowed from the consumer, one per destination, guarded by
-	 * receive_lock: the destination's arrival rate (consumer/loop.c). */
+	/* Borrowed from the consumer, one per destination (NULL: none): the
+	 * destination's arrival rate, calls in flight and handler duration
+	 * (consumer/loop.c, consumer/control.c). */
 	struct consumer_pace *pace;
 	/* Owned: the pipeline's arrays, sized by [consumer] claim_max, made
 	 * at the first batch (consumer/batch.h). */
 	struct batch_scratch *scratch;
 };
 
-/* A destination's receive pacing (consumer/loop.c), under its receive lock. */
+/* A destination's pacing: how fast messages arrive (consumer/loop.c,
+ * under its receive lock), how many handler calls run and may run at once
+ * (consumer/control.c, under the consumer's lock), and how long a handler
+ * call takes (consumer/batch.c writes it, loop.c reads it). */
 struct consumer_pace {
 	double rate;       /* messages per ms, smoothed */
 	int64_t last_ms;   /* CLOCK_MONOTONIC of the last receive's answer */
 	size_t last_n;     /* what it brought */
+	int in_flight;     /* execute() calls running now */
+	int max_in_flight; /* at most; [destination] max_in_flight, else workers */
+	atomic_llong handler_ms; /* smoothed execute() duration; 0: none measured */
 };
 
 struct consumer {

@@ -6,17 +6,35 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <strings.h>
 
 #include <curl/curl.h>
 
 #include "llm_client.h"
 
+/* Idle easy handles kept for reuse; more concurrent calls make more. */
+#define LLM_CLIENT_MAX_IDLE 64
+
+/*
+ * Every call takes an easy handle from the pool (or makes one) and gives it
+ * back, so any number of worker threads call at once.  The handles share
+ * one connection cache, the TLS sessions and the DNS cache through a curl
+ * share object, so a call reuses whichever connection another call left
+ * idle.
+ */
 struct llm_client {
-	CURL *curl;     /* owned; one per instance, reused */
+	pthread_mutex_t pool_lock;  /* guards idle, n_idle */
+	CURL *idle[LLM_CLIENT_MAX_IDLE]; /* owned */
+	size_t n_idle;
+	CURLSH *share;              /* owned; outlives every easy handle */
+	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST]; /* one per shared kind */
+	bool locks_made;
 	char *url;      /* owned: {endpoint}/chat/completions */
 	char *model;    /* owned */
 	char *auth;     /* owned: "Authorization: Bearer KEY", wiped on free */
@@ -52,6 +70,69 @@ static char *join_url(const char *endpoint)
 	return url;
 }
 
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *arg)
+{
+	struct llm_client *c = arg;
+
+	(void)h;
+	(void)access;
+	pthread_mutex_lock(&c->share_locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *arg)
+{
+	struct llm_client *c = arg;
+
+	(void)h;
+	pthread_mutex_unlock(&c->share_locks[data]);
+}
+
+/* The share object of c's handles: connections, TLS sessions, DNS. */
+static int make_share(struct llm_client *c)
+{
+	CURLSHcode rc = CURLSHE_OK;
+
+	pthread_mutex_init(&c->pool_lock, NULL);
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&c->share_locks[i], NULL);
+	c->locks_made = true;
+	c->share = curl_share_init();
+	if (c->share == NULL)
+		return -1;
+	if (rc == CURLSHE_OK) rc = curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+	if (rc == CURLSHE_OK) rc = curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	if (rc == CURLSHE_OK) rc = curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+	if (rc == CURLSHE_OK) rc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+	if (rc == CURLSHE_OK) rc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	if (rc == CURLSHE_OK) rc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	return rc == CURLSHE_OK ? 0 : -1;
+}
+
+/* An easy handle for one call: an idle one, else a new one (NULL: out of
+ * memory).  Give it back with put_handle(). */
+static CURL *take_handle(struct llm_client *c)
+{
+	CURL *h = NULL;
+
+	pthread_mutex_lock(&c->pool_lock);
+	if (c->n_idle > 0)
+		h = c->idle[--c->n_idle];
+	pthread_mutex_unlock(&c->pool_lock);
+	return h != NULL ? h : curl_easy_init();
+}
+
+static void put_handle(struct llm_client *c, CURL *h)
+{
+	pthread_mutex_lock(&c->pool_lock);
+	if (c->n_idle < LLM_CLIENT_MAX_IDLE) {
+		c->idle[c->n_idle++] = h;
+		h = NULL;
+	}
+	pthread_mutex_unlock(&c->pool_lock);
+	if (h != NULL)
+		curl_easy_cleanup(h);
+}
+
 int llm_client_new(const struct llm_client_config *cfg, struct llm_client **out,
                    char *err, size_t errlen)
 {
@@ -70,9 +151,8 @@ int llm_client_new(const struct llm_client_config *cfg, struct llm_client **out,
 		c->auth = NULL;
 		goto oom;
 	}
-	c->curl = curl_easy_init();
-	if (c->curl == NULL) {
-		snprintf(err, errlen, "could not create a curl handle");
+	if (make_share(c) < 0) {
+		snprintf(err, errlen, "could not create a curl share handle");
 		llm_client_free(c);
 		return -1;
 	}
@@ -204,8 +284,16 @@ void llm_client_free(struct llm_client *client)
 {
 	if (client == NULL)
 		return;
-	if (client->curl != NULL)
-		curl_easy_cleanup(client->curl);
+	for (size_t i = 0; i < client->n_idle; i++)
+		curl_easy_cleanup(client->idle[i]);
+	/* After every easy handle that used it. */
+	if (client->share != NULL)
+		curl_share_cleanup(client->share);
+	if (client->locks_made) {
+		pthread_mutex_destroy(&client->pool_lock);
+		for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+			pthread_mutex_destroy(&client->share_locks[i]);
+	}
 	free(client->url);
 	free(client->model);
 	wipe_free(client->auth);
@@ -261,14 +349,14 @@ static char *request_body(const struct llm_client *c, const char *system_prompt,
 }
 
 /* Sets the per-request options; headers (borrowed) must outlive the call. */
-static CURLcode setup_request(struct llm_client *c, const char *body,
+static CURLcode setup_request(struct llm_client *c, CURL *h, const char *body,
                               struct curl_slist *headers, struct body_buf *buf)
 {
-	CURL *h = c->curl;
 	CURLcode rc = CURLE_OK;
 	long connect_ms = c->timeout_ms < 10000 ? c->timeout_ms : 10000;
 
 	curl_easy_reset(h);
+	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_SHARE, c->share);
 	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_URL, c->url);
 	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -408,10 +496,25 @@ out:
 	return v;
 }
 
+/* A 429 or 503's Retry-After (seconds or an HTTP date, as curl parses
+ * it) in milliseconds from now; 0 when there is none. */
+static int64_t retry_after_of(CURL *h, long status)
+{
+	curl_off_t secs = 0;
+
+	if (status != 429 && status != 503)
+		return 0;
+	if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &secs) != CURLE_OK || secs <= 0)
+		return 0;
+	/* The host caps it at the destination's backoff maximum. */
+	return secs > INT64_MAX / 1000 ? INT64_MAX : (int64_t)secs * 1000;
+}
+
 enum outbox_verdict llm_client_chat(struct llm_client *client, const char *system_prompt,
                                     const char *user_prompt, struct llm_answer *answer,
-                                    char *msg, size_t msglen)
+                                    int64_t *retry_after_ms, char *msg, size_t msglen)
 {
+	CURL *h = take_handle(client);
 	struct body_buf buf = {0};
 	struct curl_slist *headers = make_headers(client);
 	char *body = request_body(client, system_prompt, user_prompt);
@@ -421,25 +524,32 @@ enum outbox_verdict llm_client_chat(struct llm_client *client, const char *syste
 
 	answer->object = NULL;
 	answer->model = NULL;
-	if (headers == NULL || body == NULL) {
+	if (retry_after_ms != NULL)
+		*retry_after_ms = 0;
+	if (h == NULL || headers == NULL || body == NULL) {
 		snprintf(msg, msglen, "out of memory");
 		goto out;
 	}
-	rc = setup_request(client, body, headers, &buf);
+	rc = setup_request(client, h, body, headers, &buf);
 	if (rc == CURLE_OK)
-		rc = curl_easy_perform(client->curl);
+		rc = curl_easy_perform(h);
 	if (rc != CURLE_OK) {
 		v = classify_curl(rc, &buf, client->timeout_ms, msg, msglen);
 		goto out;
 	}
-	curl_easy_getinfo(client->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status < 200 || status > 299)
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status > 299) {
 		v = classify_status(client, status, buf.data, msg, msglen);
-	else
+		if (v == OUTBOX_RETRY && retry_after_ms != NULL)
+			*retry_after_ms = retry_after_of(h, status);
+	} else
 		v = parse_completion(client, buf.data, answer, msg, msglen);
 out:
-	/* Forget the header list curl still points at before it is freed. */
-	curl_easy_setopt(client->curl, CURLOPT_HTTPHEADER, NULL);
+	if (h != NULL) {
+		/* Forget the header list curl still points at before it is freed. */
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+		put_handle(client, h);
+	}
 	free_headers(headers);
 	free(body);
 	free(buf.data);

@@ -8,11 +8,13 @@
  * visibility and the plugins are linked with an export list of
  * outbox_plugin_describe only, so nothing here leaves the plugin (R1, R18).
  *
- * One client per plugin instance: it owns one CURL easy handle, reused for
- * every request so the connection stays alive.  A client is not
- * thread-safe; the host serialises calls into an instance (the plugins do
- * not set OUTBOX_PLUGIN_CONCURRENT), which is what makes sharing the handle
- * safe.  The client never calls curl_global_init(): the host has.
+ * One client per plugin instance, called from every worker thread at once
+ * (the plugins set OUTBOX_PLUGIN_CONCURRENT): each call takes an easy
+ * handle from the client's pool (making one when all are busy) and gives it
+ * back, and the handles share one connection cache, TLS sessions and DNS
+ * through a curl share object, so connections stay alive across calls.
+ * llm_client_new() and llm_client_free() are not concurrent with calls.
+ * The client never calls curl_global_init(): the host has.
  *
  * The API key is copied into the client, sent only as an "Authorization:
  * Bearer" header and never written to any message or log.
@@ -21,6 +23,7 @@
 #define OUTBOX_PLUGINS_COMMON_LLM_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 #include <outbox/plugin.h>
@@ -102,7 +105,9 @@ LLM_CLIENT_API void llm_client_free(struct llm_client *client);
  *
  * Returns OUTBOX_OK and fills *answer (caller clears with
  * llm_answer_clear()), or a verdict with a reason in msg:
- *   OUTBOX_RETRY  connection failure, timeout, HTTP 408, 429 or 5xx
+ *   OUTBOX_RETRY  connection failure, timeout, HTTP 408, 429 or 5xx; with
+ *                 a 429 or 503 that carries Retry-After, *retry_after_ms
+ *                 (if not NULL) is its delay in ms, else 0
  *   OUTBOX_FAIL   any other HTTP status, a response over
  *                 LLM_CLIENT_MAX_RESPONSE, a body that is not a chat
  *                 completion, an answer cut at max_tokens, or content that
@@ -113,6 +118,7 @@ LLM_CLIENT_API enum outbox_verdict llm_client_chat(struct llm_client *client,
                                                    const char *system_prompt,
                                                    const char *user_prompt,
                                                    struct llm_answer *answer,
+                                                   int64_t *retry_after_ms,
                                                    char *msg, size_t msglen);
 
 /* Releases what an answer holds and zeroes it.  Safe on a zeroed answer. */

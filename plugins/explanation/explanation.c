@@ -313,7 +313,7 @@ static enum outbox_verdict expl_execute(void *instance, const struct outbox_job 
 		goto out;
 	}
 	v = llm_client_chat(self->client, expl_system_prompt, prompt, &answer,
-	                    result->msg, result->msg_size);
+	                    &result->retry_after_ms, result->msg, result->msg_size);
 	if (v != OUTBOX_OK)
 		goto out;
 	result->output = check_answer(answer.object, news, answer.model,
@@ -383,7 +383,7 @@ static const struct outbox_plugin descriptor = {
 	.name = "explanation",
 	.version = "1.0.0",
 	.description = "LLM explanation of a triggered price move, grounded in recent news",
-	.flags = 0, /* one curl handle per instance: keep calls serialised */
+	.flags = OUTBOX_PLUGIN_CONCURRENT, /* the LLM client's pool serves every worker */
 	.options = expl_options,
 	.init = expl_init,
 	.destroy = expl_destroy,

@@ -236,7 +236,7 @@ static enum outbox_verdict news_execute(void *instance, const struct outbox_job 
 		goto out;
 	}
 	v = llm_client_chat(self->client, news_system_prompt, prompt, &answer,
-	                    result->msg, result->msg_size);
+	                    &result->retry_after_ms, result->msg, result->msg_size);
 	if (v != OUTBOX_OK)
 		goto out;
 	result->output = check_extraction(answer.object, answer.model,
@@ -307,7 +307,7 @@ static const struct outbox_plugin descriptor = {
 	.name = "news_llm",
 	.version = "1.0.0",
 	.description = "LLM extraction of symbols, event type and sentiment from news items",
-	.flags = 0, /* one curl handle per instance: keep calls serialised */
+	.flags = OUTBOX_PLUGIN_CONCURRENT, /* the LLM client's pool serves every worker */
 	.options = news_options,
 	.init = news_init,
 	.destroy = news_destroy,

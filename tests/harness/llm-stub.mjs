@@ -6,12 +6,15 @@
 // stand-in, not a language model".
 //
 // Usage:
-//   node tests/harness/llm-stub.mjs [--port N] [--script FILE] [--exit-on-stdin-eof]
+//   node tests/harness/llm-stub.mjs [--port N] [--script FILE] [--delay MS]
+//                                   [--exit-on-stdin-eof]
 //
 // Binds 127.0.0.1 only.  --port 0 (the default) picks a free port.  Prints
 // "listening PORT" on stdout once it accepts connections.  Exits on SIGTERM
 // or SIGINT, and when its stdin closes if --exit-on-stdin-eof is given (so
-// a test that dies cannot leave it behind).
+// a test that dies cannot leave it behind).  --delay MS (or the variable
+// LLM_STUB_DELAY_MS) makes every answer wait MS milliseconds first, like a
+// real model's thinking time.
 //
 // Endpoints:
 //   POST /chat/completions, POST /v1/chat/completions
@@ -20,16 +23,19 @@
 //        user message (see "Answers" below).
 //   GET  /health                  {"status":"ok","stub":"stub-llm"}
 //   POST /_stub/script            replace the fault script with the body's lines
-//   GET  /_stub/stats             {"requests":N,"last":{...}}: the number of
-//        chat requests so far and a summary of the last one (model,
-//        temperature, max_tokens, response_format, whether a bearer token
-//        was sent; never the token itself)
+//        (and count max_in_flight afresh from the requests in flight now)
+//   GET  /_stub/stats             {"requests":N,"in_flight":N,"max_in_flight":N,
+//        "last":{...}}: the number of chat requests so far, how many are
+//        being answered now and the most ever answered at once, and a
+//        summary of the last one (model, temperature, max_tokens,
+//        response_format, whether a bearer token was sent; never the token)
 //
 // Fault script: lines consumed one per chat request before normal answers
 // (from --script FILE, the LLM_STUB_SCRIPT variable naming a file, or
 // POST /_stub/script).  Blank lines and "#" comments are ignored.
 //   200 | ok       normal answer
 //   NNN            HTTP status NNN with an OpenAI-style error body (500, 429, 400...)
+//   NNN after S    the same with "Retry-After: S" (seconds)
 //   malformed      200 whose message content is not JSON
 //   wrongshape     200 whose content is a JSON object with the wrong keys
 //   truncated      200 with finish_reason "length"
@@ -68,11 +74,13 @@ const EVENT_TYPES = [
 ];
 
 function parseArgs(argv) {
-	const opts = {port: 0, script: process.env.LLM_STUB_SCRIPT || '', exitOnEof: false};
+	const opts = {port: 0, script: process.env.LLM_STUB_SCRIPT || '', exitOnEof: false,
+		delay: Number(process.env.LLM_STUB_DELAY_MS || 0)};
 	for (let i = 0; i < argv.length; i++) {
 		if (argv[i] === '--port') opts.port = Number(argv[++i]);
 		else if (argv[i] === '--script') opts.script = argv[++i];
 		else if (argv[i] === '--exit-on-stdin-eof') opts.exitOnEof = true;
+		else if (argv[i] === '--delay') opts.delay = Number(argv[++i]);
 		else if (/^\d+$/.test(argv[i])) opts.port = Number(argv[i]);
 		else {
 			process.stderr.write(`llm-stub: unknown argument "${argv[i]}"\n`);
@@ -90,6 +98,8 @@ const opts = parseArgs(process.argv.slice(2));
 let script = opts.script ? scriptLines(fs.readFileSync(opts.script, 'utf8')) : [];
 let requests = 0;
 let last = null;
+let inFlight = 0;
+let maxInFlight = 0;
 
 function words(text) {
 	return String(text || '').toLowerCase().split(/[^a-z0-9$]+/).filter((w) => w !== '');
@@ -146,13 +156,13 @@ function completion(content, finish) {
 	};
 }
 
-function send(res, status, body) {
-	res.writeHead(status, {'content-type': 'application/json', 'x-stub': BANNER});
+function send(res, status, body, extra) {
+	res.writeHead(status, {'content-type': 'application/json', 'x-stub': BANNER, ...(extra || {})});
 	res.end(JSON.stringify(body));
 }
 
-function sendError(res, status, message, type) {
-	send(res, status, {error: {message: `${MODEL}: ${message}`, type, code: null}});
+function sendError(res, status, message, type, extra) {
+	send(res, status, {error: {message: `${MODEL}: ${message}`, type, code: null}}, extra);
 }
 
 // The answer to a well-formed request, or an error status.
@@ -192,11 +202,25 @@ function chat(req, res, raw) {
 	if (body === null || typeof body.model !== 'string' || !Array.isArray(body.messages))
 		return sendError(res, 400, 'body must be JSON with "model" and "messages"', 'invalid_request_error');
 	const step = script.length > 0 ? script.shift() : 'ok';
+	// Counted from here until the answer is sent or the client goes away.
+	inFlight++;
+	if (inFlight > maxInFlight) maxInFlight = inFlight;
+	res.on('close', () => { inFlight--; });
+	if (opts.delay > 0)
+		return setTimeout(() => { if (!res.destroyed) reply(req, res, body, step); }, opts.delay);
+	return reply(req, res, body, step);
+}
+
+function reply(req, res, body, step) {
 	const sleep = /^sleep\s+(\d+)$/.exec(step);
+	const after = /^(\d{3})\s+after\s+(\d+)$/.exec(step);
 	if (sleep)
 		return setTimeout(() => { if (!res.destroyed) answer(res, body, 'ok'); }, Number(sleep[1]));
 	if (step === 'close')
 		return req.socket.destroy();
+	if (after)
+		return sendError(res, Number(after[1]), `scripted HTTP ${after[1]}`, 'rate_limit_error',
+			{'retry-after': after[2]});
 	if (/^\d{3}$/.test(step) && step !== '200')
 		return sendError(res, Number(step), `scripted HTTP ${step}`,
 			Number(step) === 429 ? 'rate_limit_error' : 'stub_fault');
@@ -215,10 +239,12 @@ const server = http.createServer((req, res) => {
 			return chat(req, res, raw);
 		if (req.method === 'POST' && path === '/_stub/script') {
 			script = scriptLines(raw);
+			maxInFlight = inFlight;
 			return send(res, 200, {script});
 		}
 		if (req.method === 'GET' && path === '/_stub/stats')
-			return send(res, 200, {requests, last, script_left: script.length});
+			return send(res, 200, {requests, in_flight: inFlight, max_in_flight: maxInFlight, last,
+				script_left: script.length});
 		return sendError(res, 404, `no route for ${req.method} ${path}`, 'not_found');
 	});
 });

@@ -2,7 +2,9 @@
 # (d) A garbage body, an unknown job and a message for another destination
 # are neither run nor deleted; after maxReceiveCount (2) they reach the DLQ,
 # where the DLQ reader records them; the jobs are otherwise unchanged.  A
-# message of a live job arriving on the DLQ marks the job DEAD 'DLQ'.
+# message of a live job arriving on the DLQ is counted and re-arms the job's
+# event (a fresh message) three times, evidence kept; the fourth arrival
+# marks the job DEAD 'DLQ'.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_consumer_lib.sh"
 require_pg
@@ -23,19 +25,20 @@ UNKNOWN=$(printf 'a%.0s' $(seq 64))
 send_body "$QURL" "this is not json {"
 send_body "$QURL" "{\"event_id\":\"news:$UNKNOWN:0\",\"job_id\":\"$UNKNOWN\",\"job_type\":\"news\",\"destination\":\"news\",\"redrive_generation\":0}"
 send_body "$QURL" "$(event_body "$DB" "$J1" | sed 's/"destination":"news"/"destination":"price"/')"
-send_body "$DLQURL" "$(event_body "$DB" "$J2")"
+for _ in 1 2 3 4; do send_body "$DLQURL" "$(event_body "$DB" "$J2")"; done
 start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/consumer.log"
 
 dlq_count() { [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.dlq_messages")" = "$1" ]; }
-check "all four recorded from the DLQ" wait_for 40 dlq_count 4
+check "all seven recorded from the DLQ" wait_for 40 dlq_count 7
 outcome() { psql_q "$DB" "SELECT string_agg(outcome || ':' || coalesce(job_id, '-'), ',') FROM outbox.dlq_messages WHERE $1"; }
 check "garbage recorded as unparseable" [ "$(outcome "body LIKE 'this is not json%'")" = "unparseable:-" ]
 check "unknown job recorded" [ "$(outcome "job_id = '$UNKNOWN'")" = "unknown_job:$UNKNOWN" ]
 check "wrong destination recorded" [ "$(outcome "job_id = '$J1'")" = "wrong_destination:$J1" ]
 check "receive counts kept" [ "$(psql_q "$DB" "SELECT min(receive_count) FROM outbox.dlq_messages WHERE job_id IS DISTINCT FROM '$J2'")" -ge 1 ]
-check "attributes kept" [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.dlq_messages WHERE attributes ? 'ApproximateReceiveCount'")" = 4 ]
-check "live job on the DLQ marked DEAD DLQ" [ "$(psql_q "$DB" "SELECT status || ':' || dead_reason FROM outbox.jobs WHERE job_id='$J2'")" = DEAD:DLQ ]
-check "its evidence says marked_dead" [ "$(outcome "job_id = '$J2'")" = "marked_dead:$J2" ]
+check "attributes kept" [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.dlq_messages WHERE attributes ? 'ApproximateReceiveCount'")" = 7 ]
+check "live job on the DLQ: DEAD DLQ at the fourth arrival" [ "$(psql_q "$DB" "SELECT status || ':' || dead_reason || ':' || dlq_arrivals FROM outbox.jobs WHERE job_id='$J2'")" = DEAD:DLQ:3 ]
+check "its evidence: three times rearmed, then marked_dead" [ "$(psql_q "$DB" "SELECT string_agg(outcome, ',' ORDER BY id) FROM outbox.dlq_messages WHERE job_id = '$J2'")" = rearmed,rearmed,rearmed,marked_dead ]
+check "its event was re-armed (NEW: a relay sends a fresh message)" [ "$(psql_q "$DB" "SELECT status FROM outbox.outbox_events WHERE job_id = '$J2'")" = NEW ]
 check "source queue drained into the DLQ" wait_for 10 depth_is "$QURL" 0
 check "DLQ copies deleted" wait_for 10 depth_is "$DLQURL" 0
 check "the other jobs are unchanged" [ "$(snapshot)" = "$before" ]

@@ -2,7 +2,8 @@
 # No job is stranded PENDING without a message (docs/consumer.md, "When a
 # message is lost").
 # (a) a DLQ copy of a job under a live lease is not deleted: it is looked at
-#     again after the lease, and the job then goes DEAD 'DLQ' with evidence;
+#     again after the lease, and the job then gets a fresh message (its
+#     event re-armed, the arrival counted) with the evidence kept;
 # (b) a RETRY whose message vanished (queue purged while the handler runs)
 #     re-arms the job's outbox event (NEW, due at the retry time), and the
 #     relay's new message runs the job to success;
@@ -38,8 +39,11 @@ send_body "$DLQURL" "$(event_body "$DB" "$JA")"
 start_consumer "$TEST_TMP/a.ini" "$TEST_TMP/consumer.log"
 check "(a) the DLQ copy is kept while the lease is live" wait_for 20 grep -q "job is under a live lease; dead-letter message kept" "$TEST_TMP/consumer.log"
 check "(a) the job is still CLAIMED then" status_is "$DB" "$JA" CLAIMED
-check "(a) after the lease expired the job is DEAD DLQ" wait_for 30 dead_reason_is "$JA" DEAD:DLQ
-check "(a) its evidence says marked_dead" [ "$(psql_q "$DB" "SELECT string_agg(outcome, ',') FROM outbox.dlq_messages WHERE job_id = '$JA'")" = marked_dead ]
+rearmed() { [ "$(psql_q "$DB" "SELECT j.dlq_arrivals || ':' || e.status FROM outbox.jobs j
+	JOIN outbox.outbox_events e USING (job_id) WHERE job_id = '$JA'")" = 1:NEW ]; }
+check "(a) after the lease expired the arrival is counted and the event re-armed" wait_for 30 rearmed
+check "(a) the job is not DEAD: PostgreSQL still decides it" dead_reason_is "$JA" CLAIMED:-
+check "(a) its evidence says rearmed" [ "$(psql_q "$DB" "SELECT string_agg(outcome, ',') FROM outbox.dlq_messages WHERE job_id = '$JA'")" = rearmed ]
 check "(a) the DLQ copy is deleted" wait_for 10 depth_is "$DLQURL" 0
 check "(a) nothing ran" [ "$(executions "$JA")" = 0 ]
 check "(a) consumer exits 0" stop_consumer

@@ -98,8 +98,9 @@ pl_require() {
 stub_start() {
 	local out="$TEST_TMP/stub.out" fifo="$TEST_TMP/stub.stdin"
 	mkfifo "$fifo"
+	# STUB_DELAY_MS: every answer waits that long (a slow model).
 	node "$OUTBOX_SRCDIR/tests/harness/llm-stub.mjs" --port 0 --exit-on-stdin-eof \
-		<"$fifo" >"$out" 2>&1 &
+		--delay "${STUB_DELAY_MS:-0}" <"$fifo" >"$out" 2>&1 &
 	STUB_PID=$!
 	exec 9>"$fifo"
 	for _ in $(seq 1 200); do
@@ -121,6 +122,12 @@ stub_script() {
 
 stub_requests() {
 	curl -fsS "$STUB_URL/_stub/stats" | jq -r .requests
+}
+
+# The most chat requests the stub answered at once since the last
+# stub_script.
+stub_max_in_flight() {
+	curl -fsS "$STUB_URL/_stub/stats" | jq -r .max_in_flight
 }
 
 # pl_ini_head CONNINFO AWS_EP: [database], [aws], [relay] and [consumer] of

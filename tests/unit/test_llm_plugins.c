@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,7 +488,9 @@ static void test_news_options_table(void **state)
 			seen |= (o->min == 16 && o->max == 8192 && strcmp(o->default_value, "400") == 0) << 4;
 	}
 	assert_int_equal(seen, 0x1f);
-	assert_int_equal(news->flags & OUTBOX_PLUGIN_CONCURRENT, 0);
+	/* The LLM client serves every worker thread at once. */
+	assert_int_equal(news->flags & OUTBOX_PLUGIN_CONCURRENT, OUTBOX_PLUGIN_CONCURRENT);
+	assert_int_equal(explain->flags & OUTBOX_PLUGIN_CONCURRENT, OUTBOX_PLUGIN_CONCURRENT);
 }
 
 static void test_news_ok_and_commit(void **state)
@@ -608,6 +611,79 @@ static void test_news_transient_retry(void **state)
 		{"close\nclose", OUTBOX_RETRY, "LLM request failed"},
 	};
 	run_faults(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* A 429 with Retry-After is a RETRY at that time; without one, the
+ * destination's backoff decides (0). */
+static void test_news_retry_after(void **state)
+{
+	void *inst = start(news);
+	json_t *item = news_item("Nvidia shares surge", "2026-11-27T14:20:00Z");
+	struct outbox_job job = {.job_id = JOB_A, .job_type = "news", .destination = "news",
+	                         .payload = item, .attempt = 1};
+	char msg[512];
+	struct outbox_result res = {.msg = msg, .msg_size = sizeof(msg)};
+
+	stub_script("429 after 7\n429\n");
+	assert_int_equal(news->execute(inst, &job, &res), OUTBOX_RETRY);
+	assert_contains(msg, "HTTP 429");
+	assert_int_equal(res.retry_after_ms, 7000);
+	res = (struct outbox_result){.msg = msg, .msg_size = sizeof(msg)};
+	assert_int_equal(news->execute(inst, &job, &res), OUTBOX_RETRY);
+	assert_int_equal(res.retry_after_ms, 0);
+	json_decref(item);
+	news->destroy(inst);
+}
+
+#define N_CALLERS 4
+
+struct caller {
+	void *inst;
+	json_t *item;
+	enum outbox_verdict v;
+	char msg[512];
+};
+
+static void *call_news(void *arg)
+{
+	struct caller *c = arg;
+	struct outbox_job job = {.job_id = JOB_A, .job_type = "news", .destination = "news",
+	                         .payload = c->item, .attempt = 1};
+	struct outbox_result res = {.msg = c->msg, .msg_size = sizeof(c->msg)};
+
+	c->v = news->execute(c->inst, &job, &res);
+	json_decref(res.output);
+	return NULL;
+}
+
+/* One instance called from several threads at once: the calls overlap at
+ * the stub (it counts the most in flight) and every one succeeds. */
+static void test_news_concurrent_calls(void **state)
+{
+	void *inst = start(news);
+	json_t *item = news_item("Nvidia shares surge", "2026-11-27T14:20:00Z");
+	struct caller callers[N_CALLERS];
+	pthread_t threads[N_CALLERS];
+
+	stub_script("sleep 1500\nsleep 1500\nsleep 1500\nsleep 1500\n");
+	for (int i = 0; i < N_CALLERS; i++) {
+		callers[i] = (struct caller){.inst = inst, .item = item};
+		assert_int_equal(pthread_create(&threads[i], NULL, call_news, &callers[i]), 0);
+	}
+	for (int i = 0; i < N_CALLERS; i++) {
+		pthread_join(threads[i], NULL);
+		if (callers[i].v != OUTBOX_OK)
+			fail_msg("call %d: %s", i, callers[i].msg);
+	}
+	json_t *stats = stub_control("/_stub/stats", NULL);
+	json_int_t most = json_integer_value(json_object_get(stats, "max_in_flight"));
+
+	json_decref(stats);
+	if (most < 2)
+		fail_msg("the stub saw at most %lld call(s) at once: the calls were serialised",
+		         (long long)most);
+	json_decref(item);
+	news->destroy(inst);
 }
 
 static void test_news_timeout_retry(void **state)
@@ -965,6 +1041,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_news_500_then_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_bad_answers_fail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_transient_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_news_retry_after, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_news_concurrent_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_timeout_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_connection_refused_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_news_missing_key_refused, setup, teardown),

@@ -1,0 +1,15 @@
+-- V11__dlq_arrivals.sql: PostgreSQL counts how often a job's message
+-- reached the dead-letter queue.
+--
+-- A message reaches the DLQ after maxReceiveCount receives, and a process
+-- that dies after receiving a message spends one of them without deciding
+-- anything: under repeated kills a healthy job's message can arrive there
+-- while the database could still run the job.  So the DLQ reader no longer
+-- kills a job at the first arrival: a job that is not terminal and not
+-- under a live lease gets a fresh message (its outbox event re-armed), the
+-- arrival is counted here and recorded in outbox.dlq_messages as evidence
+-- (outcome 'rearmed'), and only an arrival past the documented limit
+-- (docs/consumer.md, "Dead-letter arrivals") marks it DEAD 'DLQ'.  A
+-- redrive starts the count again.  Adding a NOT NULL column with a constant
+-- default rewrites nothing (PostgreSQL 11 and later).
+ALTER TABLE outbox.jobs ADD COLUMN dlq_arrivals integer NOT NULL DEFAULT 0;
