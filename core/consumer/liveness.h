@@ -4,10 +4,13 @@
  * consumer/liveness.h: how another process tells a dead consumer process
  * from a live one (docs/outboxd.md, "Quarantine").
  *
- * Each process has a random liveness key.  Its heartbeat connection holds
- * the shared advisory lock (LIVENESS_LOCK_SPACE_SQL, key) for as long as it is
- * connected; PostgreSQL drops the lock when the process dies and its
- * connection closes.  A claim records the key in outbox.jobs.started_by
+ * Each process has a random liveness key.  Its heartbeat connection and
+ * every worker's connection hold the shared advisory lock
+ * (LIVENESS_LOCK_SPACE_SQL, key) for as long as they are connected;
+ * PostgreSQL drops the lock when the process dies and its connections
+ * close.  A worker takes it before its first claim on a new connection, so
+ * after a PostgreSQL restart its own claims never see this process's runs
+ * as crashed, whichever of its connections comes back first.  A claim records the key in outbox.jobs.started_by
  * when the handler run starts; a later claim that finds the lock gone
  * counts a crash (consumer/ledger.c, RUN_CRASHED).  A process cut off
  * from PostgreSQL for a whole lease looks dead too: its claims lapse

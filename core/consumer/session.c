@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "consumer/control.h"
+#include "consumer/liveness.h"
 #include "consumer/message.h"
 #include "db/db.h"
 
@@ -33,7 +34,12 @@ int consumer_worker_ensure(struct consumer_worker *w)
 	if (w->conn == NULL) {
 		w->conn = db_connect(w->c->cfg->database.conninfo, "outboxd consumer", err,
 		                     sizeof(err));
-		if (w->conn != NULL && ledger_prepare(w->conn, err, sizeof(err)) < 0) {
+		/* The worker's own session holds the process's liveness lock too,
+		 * so a claim it makes right after PostgreSQL restarted, before the
+		 * heartbeat has reconnected, never takes a run of this very process
+		 * for a crash (consumer/liveness.h). */
+		if (w->conn != NULL && (ledger_prepare(w->conn, err, sizeof(err)) < 0 ||
+		                        liveness_hold(w->conn, err, sizeof(err)) < 0)) {
 			PQfinish(w->conn);
 			w->conn = NULL;
 		}

@@ -153,8 +153,11 @@ static int check_secret_env(const char *name, char *err, size_t errlen)
 		         "variable here");
 		return -1;
 	}
+	/* Not shown either: what is not a variable's name may be a secret the
+	 * heuristic above did not recognise. */
 	if (!valid_env_name(name)) {
-		snprintf(err, errlen, "invalid environment variable name \"%s\"", name);
+		snprintf(err, errlen, "value (not shown) is not the name of an environment "
+		         "variable ([A-Za-z_][A-Za-z0-9_]*)");
 		return -1;
 	}
 	const char *secret = getenv(name);
