@@ -205,7 +205,7 @@ static void *observe_keys(void *arg)
 static void test_keyed_histograms(void **state)
 {
 	pthread_t t[8];
-	char *text = NULL, key[16];
+	char *text = NULL, key[32];
 	size_t len = 0;
 	const char *p;
 	int n = 0;
