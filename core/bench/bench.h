@@ -165,6 +165,11 @@ struct bench_commits {
 int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count,
                   struct bench_commits *out) OUTBOX_MUSTCHECK;
 
+/* bench_enqueue() at an offered rate of rate jobs/s over all producers
+ * (0: as fast as they can). */
+int bench_enqueue_paced(struct bench *b, const char *phase, char (*names)[48], int n0,
+                        int count, int rate, struct bench_commits *out) OUTBOX_MUSTCHECK;
+
 /* Waits until sql (no parameters) returns at least want (at_most: at most
  * want), polling every 10 ms, for at most timeout_s.  Returns 0, or -1 on
  * timeout or error. */

@@ -79,6 +79,9 @@ struct producer {
 	const char *phase;
 	char (*names)[48];
 	int first, step, end;
+	int n0;        /* the run's first n: the pacing's origin */
+	int rate;      /* jobs/s of all producers together; 0: as fast as they can */
+	int64_t t0_us; /* the run's start (bench_now_us()) */
 	int rc;
 	double *ms; /* owned: each transaction's time, in order */
 	int done;
@@ -99,6 +102,20 @@ static void *producer_main(void *arg)
 	}
 	for (int n = p->first; n < p->end; n += p->step) {
 		int64_t t0 = bench_now_us();
+
+		if (p->rate > 0) {
+			/* Job n is due at its place in one schedule shared by every
+			 * producer, so a late producer catches up instead of drifting. */
+			int64_t due = p->t0_us + (int64_t)(n - p->n0) * 1000000 / p->rate;
+
+			if (due > t0) {
+				struct timespec pause = {(time_t)((due - t0) / 1000000),
+				                         (long)((due - t0) % 1000000) * 1000};
+
+				nanosleep(&pause, NULL);
+				t0 = bench_now_us();
+			}
+		}
 
 		if (enqueue_one(p->b, conn, p->names, p->phase, n, NULL) < 0) {
 			PQfinish(conn);
@@ -137,13 +154,21 @@ static int commit_p99(const struct producer *ps, int np, int count, struct bench
 int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count,
                   struct bench_commits *out)
 {
+	return bench_enqueue_paced(b, phase, names, n0, count, 0, out);
+}
+
+int bench_enqueue_paced(struct bench *b, const char *phase, char (*names)[48], int n0, int count,
+                        int rate, struct bench_commits *out)
+{
 	struct producer ps[16];
 	int np = b->producers < 1 ? 1 : b->producers > 16 ? 16 : b->producers;
 	int rc = 0, started = 0;
 	int64_t t0 = bench_now_us();
 
 	for (int i = 0; i < np; i++) {
-		ps[i] = (struct producer){b, phase, names, n0 + i, np, n0 + count, -1, NULL, 0, 0};
+		ps[i] = (struct producer){.b = b, .phase = phase, .names = names, .first = n0 + i,
+		                          .step = np, .end = n0 + count, .n0 = n0, .rate = rate,
+		                          .t0_us = t0, .rc = -1};
 		ps[i].ms = calloc((size_t)(count / np + 1), sizeof(double));
 		if (ps[i].ms == NULL ||
 		    pthread_create(&ps[i].thread, NULL, producer_main, &ps[i]) != 0) {

@@ -2,8 +2,10 @@
  * bench/bench_soak.c: outbox-bench --soak N (docs/maintenance.md, "Soak").
  *
  * N jobs through the real outboxd with retention on, in ten equal tenths:
- * each tenth is enqueued by the producers while the daemon runs, and ends
- * when none of the bench's jobs is PENDING or CLAIMED.  A probe thread
+ * each tenth is enqueued by the producers at the offered rate (--rate)
+ * while the daemon runs, and ends when none of the bench's jobs is PENDING
+ * or CLAIMED.  A steady offered rate keeps the live rows (rate × retention)
+ * steady, so that bytes per live row compare across tenths.  A probe thread
  * times the relay's claim statement (outbox_store_claim() in a transaction
  * that is rolled back) every 50 ms all along.  Reported: per tenth its
  * end-to-end rate and claim time (p50, p90); at the end of every tenth the
@@ -234,7 +236,7 @@ static int run_tenth(struct bench *b, struct soak_probe *p, int n0, int count,
 	int64_t t0 = bench_now_us();
 
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
-	if (bench_enqueue(b, "soak", b->names, n0, count, NULL) < 0 ||
+	if (bench_enqueue_paced(b, "soak", b->names, n0, count, b->rate, NULL) < 0 ||
 	    bench_wait_count(b, sql, 0, true, SOAK_TENTH_TIMEOUT_S) < 0)
 		return -1;
 	t->seconds = (double)(bench_now_us() - t0) / 1e6;
