@@ -12,6 +12,8 @@
  *               table sizes, claim time and rate over the run
  * bench_drain.c --drain: N jobs committed first, then the daemon alone
  * bench_server.c the PostgreSQL server: durable or not, its CPU
+ * bench_dbwork.c what the database did per job: WAL, row versions, HOT
+ *               updates, outboxd's round trips and statements
  * bench_settings.c --baseline-settings: the [relay]/[consumer] fragment
  *               and its merge into the generated relay.ini
  * bench_print.c the figures, one column or baseline and current
@@ -102,6 +104,8 @@ struct daemon {
 	unsigned long aws_requests;
 	json_t *sqs; /* owned reference: SQS requests per action, or NULL */
 	double cpu_seconds; /* user + system CPU, read just before the stop */
+	long long db_round_trips; /* to PostgreSQL (its statistics file); -1: unknown */
+	long long db_statements;  /* the statements they carried; -1: unknown */
 };
 
 /*
@@ -202,6 +206,32 @@ int bench_latency_run(struct bench *b, int count, const char *runs_log,
 void bench_phase(const struct bench *b, const char *phase, char *out, size_t len);
 
 /* The drain figures (bench_drain.c); have false when not run. */
+/* The database's counters at one point (bench_dbwork.c). */
+struct bench_db_sample {
+	bool have;
+	char lsn[32];           /* pg_current_wal_lsn() */
+	long long row_versions; /* n_tup_ins + n_tup_upd of the outbox schema's tables */
+	long long jobs_upd, jobs_hot, events_upd, events_hot;
+};
+
+/* What the database did per job over a phase. */
+struct bench_db_work {
+	bool have;
+	double wal_bytes_per_job;
+	double row_versions_per_job;
+	double jobs_hot_share, events_hot_share; /* HOT / all updates; < 0: none */
+	double statements_per_job, round_trips_per_job; /* outboxd's; < 0: unknown */
+};
+
+/* Waits until no other session of outbox-bench or outboxd is connected
+ * (their counters are reported), then samples.  Returns 0 or -1 (logged). */
+int bench_db_sample(struct bench *b, struct bench_db_sample *s) OUTBOX_MUSTCHECK;
+
+/* From s0 to s1 and the stopped daemon d's statistics, per job; 0 or -1. */
+int bench_db_work(struct bench *b, const struct bench_db_sample *s0,
+                  const struct bench_db_sample *s1, const struct daemon *d, int jobs,
+                  struct bench_db_work *out) OUTBOX_MUSTCHECK;
+
 struct bench_drain {
 	bool have;
 	double rate;
@@ -209,6 +239,7 @@ struct bench_drain {
 	double postgres_cpu_ms_per_job; /* < 0: the server is not on this machine */
 	double sqs_requests_per_job;
 	struct bench_commits solo;      /* the producers of the drain's commits */
+	struct bench_db_work db;        /* the daemon's alone (the jobs were committed before) */
 };
 
 /* The figures of the daemon phases, once per variant. */
@@ -218,6 +249,7 @@ struct bench_run {
 	double e2e_rate, requests_per_job;
 	double e2e_cpu_seconds; /* outboxd's CPU in the e2e phase */
 	json_t *e2e_sqs;        /* owned reference: its requests per action, or NULL */
+	struct bench_db_work e2e_db; /* the producers' enqueues and the daemon's work */
 	long peak_rss_kib;
 	struct bench_latency lat;
 	struct bench_drain drain;

@@ -197,9 +197,17 @@ int bench_daemon_stop(struct daemon *d)
 	kill(d->pid, SIGTERM);
 	while (waitpid(d->pid, &status, 0) < 0 && errno == EINTR)
 		continue;
+	d->db_round_trips = d->db_statements = -1;
 	f = fopen(d->stats, "r");
 	if (f != NULL) {
 		json_t *stats = json_loadf(f, 0, NULL);
+		json_t *trips = json_object_get(stats, "db_round_trips");
+		json_t *statements = json_object_get(stats, "db_statements");
+
+		if (json_is_integer(trips) && json_is_integer(statements)) {
+			d->db_round_trips = (long long)json_integer_value(trips);
+			d->db_statements = (long long)json_integer_value(statements);
+		}
 
 		d->aws_requests = (unsigned long)json_integer_value(
 			json_object_get(stats, "aws_requests"));

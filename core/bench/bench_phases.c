@@ -60,12 +60,13 @@ out:
 static int e2e_phase(struct bench *b, const char *ini, struct bench_run *r)
 {
 	char sql[2048], phase[32];
+	struct bench_db_sample db0, db1;
 	struct daemon d;
 	int64_t t0;
 	int rc;
 
 	bench_phase(b, "e2e", phase, sizeof(phase));
-	if (bench_daemon_start(b, ini, phase, &d) < 0)
+	if (bench_db_sample(b, &db0) < 0 || bench_daemon_start(b, ini, phase, &d) < 0)
 		return -1;
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
 	t0 = bench_now_us();
@@ -79,6 +80,9 @@ static int e2e_phase(struct bench *b, const char *ini, struct bench_run *r)
 	r->requests_per_job = (double)d.aws_requests / b->jobs;
 	r->e2e_cpu_seconds = d.cpu_seconds;
 	r->peak_rss_kib = d.peak_rss_kib;
+	if (rc == 0 && (bench_db_sample(b, &db1) < 0 ||
+	                bench_db_work(b, &db0, &db1, &d, b->jobs, &r->e2e_db) < 0))
+		rc = -1;
 	return rc;
 }
 

@@ -21,6 +21,29 @@ static json_t *num_or_null(bool have, double v)
 	return have ? json_real((double)(long long)(v * 100) / 100) : json_null();
 }
 
+/* The database's work per job of a phase, keys PREFIX_...; null when not
+ * measured. */
+static void db_work_json(json_t *o, const char *prefix, const struct bench_db_work *w)
+{
+	char key[64];
+	struct {
+		const char *name;
+		double v;
+	} f[] = {
+		{"wal_bytes_per_job", w->wal_bytes_per_job},
+		{"row_versions_per_job", w->row_versions_per_job},
+		{"jobs_hot_update_share", w->jobs_hot_share},
+		{"events_hot_update_share", w->events_hot_share},
+		{"statements_per_job", w->statements_per_job},
+		{"round_trips_per_job", w->round_trips_per_job},
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		snprintf(key, sizeof(key), "%s_%s", prefix, f[i].name);
+		json_object_set_new(o, key, num_or_null(w->have && f[i].v >= 0, f[i].v));
+	}
+}
+
 /* The figures of one run of the daemon phases. */
 static json_t *run_json(const struct bench *b, const struct bench_run *r)
 {
@@ -57,6 +80,8 @@ static json_t *run_json(const struct bench *b, const struct bench_run *r)
 	                                dr->postgres_cpu_ms_per_job));
 	json_object_set_new(o, "drain_sqs_requests_per_job",
 	                    num_or_null(dr->have, dr->sqs_requests_per_job));
+	db_work_json(o, "drain", &dr->db);
+	db_work_json(o, "e2e", &r->e2e_db);
 	json_object_set_new(o, "producer_rate_solo", num_or_null(e2e, r->solo.rate));
 	json_object_set_new(o, "producer_commit_p99_ms_solo", num_or_null(e2e, r->solo.p99_ms));
 	json_object_set_new(o, "producer_rate_with_outboxd", num_or_null(e2e, r->with_outboxd.rate));

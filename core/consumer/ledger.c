@@ -15,6 +15,7 @@
 #include "common/metrics.h"
 #include "consumer/liveness.h"
 #include "db/db.h"
+#include "db/traffic.h"
 
 /* The binding every transition out of CLAIMED carries ($1..$5). */
 #define CLAIM_BINDING                                                        \
@@ -303,6 +304,7 @@ int ledger_prepare(PGconn *conn, char *err, size_t errlen)
 	for (int i = 0; i < ST_COUNT; i++) {
 		PGresult *res = PQprepare(conn, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
 
+		db_traffic_note(0);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 			db_error(conn, res, err, errlen);
 			PQclear(res);
@@ -322,6 +324,7 @@ static PGresult *run(PGconn *conn, enum stmt st, const char *const *params,
 	                               NULL, NULL, 0);
 	ExecStatusType s = PQresultStatus(res);
 
+	db_traffic_note(1);
 	metrics_observe_keyed(METRIC_DB_STATEMENT_SECONDS, stmts[st].name, metrics_now_seconds() - t0);
 	if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)
 		return res;

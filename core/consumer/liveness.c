@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "db/db.h"
+#include "db/traffic.h"
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_value;
@@ -45,6 +46,7 @@ int liveness_hold(PGconn *conn, char *err, size_t errlen)
 	snprintf(key, sizeof(key), "%d", liveness_key());
 	res = PQexecParams(conn, "SELECT pg_advisory_lock_shared(" LIVENESS_LOCK_SPACE_SQL
 	                   ", $1::integer)", 1, NULL, params, NULL, NULL, 0);
+	db_traffic_note(1);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		db_error(conn, res, err, errlen);
 		rc = -1;

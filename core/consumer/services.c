@@ -23,6 +23,7 @@
 #include "aws/env.h"
 #include "aws/http.h"
 #include "db/db.h"
+#include "db/traffic.h"
 #include "common/log.h"
 #include "aws/s3.h"
 
@@ -191,6 +192,7 @@ int consumer_tx_savepoint(struct outbox_tx *tx, char *err, size_t errlen)
 	if (!tx->savepoint || tx->savepoint_taken)
 		return 0;
 	res = PQexec(tx->conn, "SAVEPOINT outbox_job");
+	db_traffic_note(1);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		snprintf(err, errlen, "could not set a savepoint: %s", PQerrorMessage(tx->conn));
 		rc = -1;

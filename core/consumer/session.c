@@ -20,6 +20,7 @@
 #include "consumer/liveness.h"
 #include "consumer/message.h"
 #include "db/db.h"
+#include "db/traffic.h"
 
 /* Reconnects, failed receives and the database gate: 0.5 s doubling to 30 s. */
 #define SESSION_BACKOFF_FIRST_MS 500L
@@ -88,6 +89,7 @@ int consumer_tx(struct consumer_worker *w, const char *verb, char *err, size_t e
 	PGresult *res = PQexec(w->conn, verb);
 	int rc = 0;
 
+	db_traffic_note_simple(verb);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		db_error(w->conn, res, err, errlen);
 		rc = -1;

@@ -39,6 +39,7 @@
 #include "daemon/shutdown.h"
 #include "db/db.h"
 #include "db/migrate.h"
+#include "db/traffic.h"
 #include "common/fault.h"
 #include "common/log.h"
 #include "maintenance/maintenance.h"
@@ -311,8 +312,10 @@ static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemo
 
 /*
  * With OUTBOX_STATS_FILE set, the daemon writes a JSON object to that file
- * when it stops: {"aws_requests": N, "sqs": {...}} (every SQS/S3 HTTP request
- * it sent; then SQS requests per action, see sqs_request_counts()).
+ * when it stops: {"aws_requests": N, "sqs": {...}, "db_round_trips": N,
+ * "db_statements": N} (every SQS/S3 HTTP request it sent; SQS requests per
+ * action, see sqs_request_counts(); its round trips to PostgreSQL and the
+ * statements they carried, see db/traffic.h).
  * outbox-bench reads it; nothing else depends on it.
  */
 static void write_stats(void)
@@ -331,8 +334,9 @@ static void write_stats(void)
 	}
 	sqs = sqs_request_counts();
 	text = sqs != NULL ? json_dumps(sqs, JSON_COMPACT) : NULL;
-	fprintf(f, "{\"aws_requests\": %lu, \"sqs\": %s}\n", aws_http_requests_made(),
-	        text != NULL ? text : "{}");
+	fprintf(f, "{\"aws_requests\": %lu, \"sqs\": %s, \"db_round_trips\": %lu,"
+	        " \"db_statements\": %lu}\n", aws_http_requests_made(), text != NULL ? text : "{}",
+	        db_traffic_round_trips(), db_traffic_statements());
 	free(text);
 	json_decref(sqs);
 	fclose(f);

@@ -4,6 +4,7 @@
  * db/db.c: libpq helpers shared by the core.
  */
 #include "db/db.h"
+#include "db/traffic.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -101,6 +102,7 @@ PGresult *db_query(PGconn *conn, const char *sql, int nparams,
 	PGresult *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
 	ExecStatusType st = PQresultStatus(res);
 
+	db_traffic_note(1);
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return res;
 	db_error(conn, res, err, errlen);
@@ -133,6 +135,7 @@ int db_exec(PGconn *conn, const char *sql, char *err, size_t errlen)
 	ExecStatusType st = PQresultStatus(res);
 	int rc = 0;
 
+	db_traffic_note_simple(sql);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		db_error(conn, res, err, errlen);
 		rc = -1;

@@ -18,6 +18,7 @@
 
 #include "common/metrics.h"
 #include "db/db.h"
+#include "db/traffic.h"
 
 /*
  * Claim and lease in one statement: the CTE locks due rows (skipping those
@@ -139,6 +140,7 @@ static PGresult *query_prepared(PGconn *conn, const char *name, const char *sql,
 		ExecStatusType st = PQresultStatus(res);
 		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
+		db_traffic_note(1);
 		metrics_observe_keyed(METRIC_DB_STATEMENT_SECONDS, name, metrics_now_seconds() - t0);
 		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
 			return res;
@@ -149,6 +151,7 @@ static PGresult *query_prepared(PGconn *conn, const char *name, const char *sql,
 		}
 		PQclear(res);
 		res = PQprepare(conn, name, sql, nparams, NULL);
+		db_traffic_note(0);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 			db_error(conn, res, err, errlen);
 			PQclear(res);

@@ -64,6 +64,18 @@ for key in drain_rate drain_outboxd_cpu_ms_per_job drain_sqs_requests_per_job \
 	check "$key is a positive number" jq -e ".$key > 0" "$DRAIN" >/dev/null
 	check "baseline.$key is a positive number" jq -e ".baseline.$key > 0" "$DRAIN" >/dev/null
 done
+# The database's work per job: both phases write WAL and row versions, the
+# daemon's round trips carry its statements; every job update of today's
+# schema touches an indexed status column (no HOT share above 1).
+for phase in drain e2e; do
+	for key in wal_bytes_per_job row_versions_per_job statements_per_job round_trips_per_job; do
+		check "${phase}_$key is a positive number" jq -e ".${phase}_$key > 0" "$DRAIN" >/dev/null
+	done
+	check "${phase}_jobs_hot_update_share is a share" \
+		jq -e '.'"${phase}"'_jobs_hot_update_share | . >= 0 and . <= 1' "$DRAIN" >/dev/null
+done
+check "end to end writes more row versions per job than the drain (the enqueue's inserts)" \
+	jq -e '.e2e_row_versions_per_job >= .drain_row_versions_per_job + 2' "$DRAIN" >/dev/null
 # PostgreSQL is on this machine: its CPU is measured, never null (>= 0: a
 # drain of 200 jobs may take less than one clock tick of the server).
 check "drain_postgres_cpu_ms_per_job is a number" \
