@@ -236,21 +236,36 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * a run not recorded here is recorded by ledger_mark_started() right
 	 * before it runs, so that it counts only its own crashes (see
 	 * consumer/batch.c, run_all). */
+	/* The plan must look the batch's rows up by job_id, whatever the
+	 * statistics say: each row is locked in a LATERAL subquery of its own
+	 * (a subquery with a locking clause is never flattened into the join),
+	 * and the row filter is tested as "(...) IS TRUE", which no index can
+	 * answer (nor prove a partial index's predicate); the update then
+	 * finds the locked rows by "job_id = ANY (ARRAY(...))", an index scan
+	 * of the primary key whatever the estimate.  With a plain join
+	 * and filter the planner scans the destination's whole due backlog
+	 * (jobs_pending_due, jobs_destination_status, or the table) and joins
+	 * it to the batch whenever the statistics predate the backlog (they
+	 * estimate a few pending rows), custom and generic plans alike, at a
+	 * cost that grows with the backlog (docs/performance.md, "The claim's
+	 * plan"). */
 	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 8,
 		"WITH c AS ("
-		"  SELECT j.job_id FROM outbox.jobs j"
-		"    JOIN unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
-		"      ON j.job_id = m.job_id AND j.redrive_generation = m.gen"
-		"     AND j.job_type = m.job_type"
-		"   WHERE j.destination = $4 AND j.window_symbol IS NULL AND" CLAIMABLE
-		"   FOR UPDATE OF j SKIP LOCKED)"
+		"  SELECT l.job_id"
+		"    FROM unnest($1::text[], $2::integer[], $3::text[]) AS m(job_id, gen, job_type)"
+		"   CROSS JOIN LATERAL ("
+		"     SELECT j.job_id FROM outbox.jobs j"
+		"      WHERE j.job_id = m.job_id AND (j.redrive_generation = m.gen"
+		"        AND j.job_type = m.job_type AND j.destination = $4"
+		"        AND j.window_symbol IS NULL AND" CLAIMABLE ") IS TRUE"
+		"      FOR UPDATE OF j SKIP LOCKED) l)"
 		" UPDATE outbox.jobs j SET status = 'CLAIMED', claimed_by = $5,"
 		"       attempt_count = j.attempt_count + 1," COUNT_CRASH
 		"       started_by = CASE WHEN j.crash_count > 0 OR" RUN_CRASHED " THEN NULL"
 		"                         WHEN $8::text IS NULL OR j.job_id = $8 THEN $7::integer"
 		"                         ELSE NULL END,"
 		"       lease_until = now() + make_interval(secs => $6::float8), updated_at = now()"
-		"  FROM c WHERE j.job_id = c.job_id AND" CLAIMABLE
+		" WHERE j.job_id = ANY (ARRAY(SELECT job_id FROM c)) AND (" CLAIMABLE ") IS TRUE"
 		" RETURNING j.job_id, j.attempt_count, j.payload::text, j.crash_count,"
 		"           j.started_by IS NOT NULL, extract(epoch FROM j.next_attempt_at)::float8"},
 	/* The completion transaction's first statement: lock the rows whose
