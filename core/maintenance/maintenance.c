@@ -256,9 +256,10 @@ static void registry_beat(struct maintenance *m)
 	free_names(names, n);
 }
 
-/* Sleeps until deadline_ms (now_ms() clock), a stop or a registry change;
- * true when stopping. */
-static bool sleep_until(struct maintenance *m, long long deadline_ms)
+/* Sleeps until deadline_ms (now_ms() clock), a stop or, when on_register,
+ * a registry change (not while reconnecting: the beat needs the
+ * connection, and the backoff must hold); true when stopping. */
+static bool sleep_until(struct maintenance *m, long long deadline_ms, bool on_register)
 {
 	struct timespec ts;
 	long long wait = deadline_ms - now_ms();
@@ -266,7 +267,8 @@ static bool sleep_until(struct maintenance *m, long long deadline_ms)
 
 	monotonic_deadline(&ts, wait < 0 ? 0 : wait);
 	pthread_mutex_lock(&m->mu);
-	while (!m->stop && !m->reg_changed && pthread_cond_timedwait(&m->cv, &m->mu, &ts) == 0)
+	while (!m->stop && !(on_register && m->reg_changed) &&
+	       pthread_cond_timedwait(&m->cv, &m->mu, &ts) == 0)
 		;
 	stop = m->stop;
 	pthread_mutex_unlock(&m->mu);
@@ -282,7 +284,8 @@ static void *maintenance_main(void *arg)
 		long long next = now_ms() + 1000LL * 86400;
 
 		if (ensure_connected(m) < 0) {
-			if (sleep_until(m, now_ms() + backoff_doubling(250, RECONNECT_MAX_MS, ++failures)))
+			if (sleep_until(m, now_ms() + backoff_doubling(250, RECONNECT_MAX_MS, ++failures),
+			                false))
 				break;
 			continue;
 		}
@@ -300,7 +303,7 @@ static void *maintenance_main(void *arg)
 			next = m->next_ms[t] < next ? m->next_ms[t] : next;
 		if (m->reg_active && m->reg_next_ms < next)
 			next = m->reg_next_ms;
-		if (sleep_until(m, next))
+		if (sleep_until(m, next, m->conn != NULL))
 			break;
 	}
 	return NULL;
