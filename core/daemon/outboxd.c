@@ -294,7 +294,6 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Until SIGTERM or SIGINT; SIGHUP reloads the configuration file. */
 /*
  * A relay registers its process in outbox.relay_instances (as "all" when
  * the consumer runs beside it); a consumer-only process has no relay, so
@@ -318,6 +317,7 @@ static void register_consumer(struct maintenance *maint, const struct daemon_uni
 	free(names);
 }
 
+/* Until SIGTERM or SIGINT; SIGHUP reloads the configuration file. */
 static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemon_units *units,
                           struct maintenance *maint, enum role role, const char *path)
 {

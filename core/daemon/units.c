@@ -11,8 +11,8 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "consumer/consumer.h"
-#include "db/registry.h"
 #include "daemon/plugins.h"
+#include "db/registry.h"
 #include "plugin/loader.h"
 #include "relay/relay.h"
 

@@ -15,9 +15,10 @@
 /*
  * Register or refresh, and forget the idle marks (migrations/V7) of
  * instances whose registry row went stale (they crashed): producers would
- * otherwise notify for a lane that no longer listens.  The role is set on
- * every beat too: the same instance id never changes role, but a row a
- * previous release wrote has the column's default.
+ * otherwise notify for a lane that no longer listens.  Role and
+ * destinations are written on every beat: a reload changes the
+ * destinations, and a later process that reuses a dead one's "host:pid"
+ * takes its row over.
  */
 static const char beat_sql[] =
 	"WITH r AS ("

@@ -205,7 +205,7 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-/* Copies of the n names; NULL when out of memory (or n is 0). */
+/* Copies of the n names (free with free_names()); NULL when out of memory. */
 static char **copy_names(const char *const *names, size_t n)
 {
 	char **out = calloc(n ? n : 1, sizeof(*out));

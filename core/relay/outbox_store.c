@@ -93,8 +93,8 @@ static const char mark_sql[] =
  * Events of destinations no live relay serves: not this one ($1), not one
  * whose registry heartbeat is younger than $3 seconds.  Only rows of
  * processes that run the relay count: a consumer-only process registers
- * the destinations it consumes, but cannot send their events.  The grace period
- * counts from next_attempt_at, when the event became due: for a fresh
+ * the destinations it consumes, but cannot send their events.  The grace
+ * period counts from next_attempt_at, when the event became due: for a fresh
  * enqueue that is created_at, for an event the consumer re-armed for a
  * retry it is the retry's time, so a retry gets the same grace as a new
  * job instead of dying as soon as it is due.  A live claim means some relay
