@@ -196,10 +196,10 @@ static void print_instances(const json_t *instances)
 
 	if (!json_is_array(instances))
 		return;
-	printf("\n%-32s %-6s %-20s %10s %-5s %s\n", "instance", "role", "started", "heartbeat",
+	printf("\n%-32s %-8s %-20s %10s %-5s %s\n", "instance", "role", "started", "heartbeat",
 	       "live", "destinations");
 	json_array_foreach(instances, i, in) {
-		printf("%-32s %-6s %-20s %9.1fs %-5s ",
+		printf("%-32s %-8s %-20s %9.1fs %-5s ",
 		       json_string_value(json_object_get(in, "instance_id")),
 		       json_string_value(json_object_get(in, "role")),
 		       json_string_value(json_object_get(in, "started_at")),

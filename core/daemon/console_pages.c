@@ -191,7 +191,7 @@ static void instances_table(FILE *f, const json_t *instances)
 		return;
 	}
 	if (json_array_size(instances) == 0) {
-		fputs("<p>No relay instance is registered.</p>\n", f);
+		fputs("<p>No instance is registered.</p>\n", f);
 		return;
 	}
 	fputs("<div class=\"scroll\"><table><thead><tr><th>instance</th><th>role</th>"

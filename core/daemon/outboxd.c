@@ -39,6 +39,7 @@
 #include "daemon/shutdown.h"
 #include "db/db.h"
 #include "db/migrate.h"
+#include "db/registry.h"
 #include "db/traffic.h"
 #include "common/fault.h"
 #include "common/log.h"
@@ -294,15 +295,39 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * A relay registers its process in outbox.relay_instances (as "all" when
+ * the consumer runs beside it); a consumer-only process has no relay, so
+ * the maintenance thread keeps its row, with the destinations of the
+ * configuration in force (again after each reload).
+ */
+static void register_consumer(struct maintenance *maint, const struct daemon_units *units,
+                              enum role role)
+{
+	const struct cfg *cfg = daemon_units_current(units);
+	const char **names;
+
+	if (role != ROLE_CONSUMER)
+		return;
+	names = calloc(cfg->n_destinations ? cfg->n_destinations : 1, sizeof(*names));
+	for (size_t i = 0; names != NULL && i < cfg->n_destinations; i++)
+		names[i] = cfg->destinations[i].name;
+	if (names == NULL ||
+	    maintenance_register(maint, DB_ROLE_CONSUMER, names, cfg->n_destinations) < 0)
+		log_warning("out of memory: this instance is not registered in outbox.relay_instances");
+	free(names);
+}
+
 /* Until SIGTERM or SIGINT; SIGHUP reloads the configuration file. */
 static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemon_units *units,
-                          const char *path)
+                          struct maintenance *maint, enum role role, const char *path)
 {
 	for (;;) {
 		int sig = observe_sigwait(obs, set);
 
 		if (sig == SIGHUP) {
 			(void)daemon_reload(units, path);
+			register_consumer(maint, units, role);
 			continue;
 		}
 		log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -384,13 +409,14 @@ static int run(const struct cfg *cfg, enum role role)
 	/* Every role: the advisory locks pick one instance per task. */
 	if (maintenance_start(cfg, instance_id, &maint) < 0)
 		goto out;
+	register_consumer(maint, units, role);
 	/* Every role too, and one instance at a time (its own advisory lock). */
 	if (scheduler_start(cfg, instance_id, &sched) < 0)
 		goto out;
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
-	wait_for_stop(&set, obs, units, cfg->file);
+	wait_for_stop(&set, obs, units, maint, role, cfg->file);
 	(void)shutdown_watchdog_arm(cfg->consumer.shutdown_grace_seconds);
 	rc = OUTBOXD_EXIT_OK;
 out:

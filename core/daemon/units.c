@@ -12,6 +12,7 @@
 #include "common/metrics.h"
 #include "consumer/consumer.h"
 #include "daemon/plugins.h"
+#include "db/registry.h"
 #include "plugin/loader.h"
 #include "relay/relay.h"
 
@@ -123,7 +124,8 @@ static int relay_up(struct daemon_units *du)
 	if (!du->roles.relay)
 		return 0;
 	sub_config(du, du->current->destinations, du->current->n_destinations, &du->relay_cfg);
-	return relay_start(&du->relay_cfg, du->instance_id, &du->relay);
+	return relay_start(&du->relay_cfg, du->instance_id,
+	                   du->roles.consumer ? DB_ROLE_ALL : DB_ROLE_RELAY, &du->relay);
 }
 
 int daemon_units_start(const struct cfg *cfg, struct daemon_roles roles, const char *instance_id,

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "db/db.h"
+#include "db/registry.h"
 #include "maintenance/runs.h"
 #include "maintenance/sweeper.h"
 
@@ -40,6 +41,16 @@ struct maintenance {
 	bool down;                 /* an outage was logged */
 	bool leader[N_TASKS];      /* holds the task's lock on conn */
 	long long next_ms[N_TASKS];
+	/* What maintenance_register() asked for, under mu: the row this
+	 * thread keeps in outbox.relay_instances (no row while reg_role is
+	 * NULL); reg_changed asks for a beat now. */
+	const char *reg_role;
+	char **reg_names;
+	size_t reg_n;
+	bool reg_changed;
+	bool reg_active;           /* the thread's: reg_role was set at the last look */
+	long long reg_next_ms;     /* the thread's: when the next beat is due */
+	bool reg_written;          /* the thread's: a beat succeeded since start */
 };
 
 static int task_interval(const struct maintenance *m, enum task t)
@@ -187,8 +198,68 @@ static void run_and_record(struct maintenance *m, enum task t)
 	free(counts);
 }
 
-/* Sleeps until deadline_ms (now_ms() clock) or a stop; true when stopping. */
-static bool sleep_until(struct maintenance *m, long long deadline_ms)
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; names != NULL && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Copies of the n names (free with free_names()); NULL when out of memory. */
+static char **copy_names(const char *const *names, size_t n)
+{
+	char **out = calloc(n ? n : 1, sizeof(*out));
+
+	for (size_t i = 0; out != NULL && i < n; i++) {
+		out[i] = strdup(names[i]);
+		if (out[i] == NULL) {
+			free_names(out, i);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+/*
+ * The registry beat, when one is due: the row is refreshed every
+ * DB_REGISTRY_BEAT_SECONDS like a relay's, from a copy of the names so
+ * that maintenance_register() and the metrics never wait for a statement.
+ */
+static void registry_beat(struct maintenance *m)
+{
+	char err[MAINT_ERR_LEN];
+	const char *role;
+	char **names = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&m->mu);
+	role = m->reg_role;
+	m->reg_active = role != NULL;
+	if (role != NULL && (m->reg_changed || now_ms() >= m->reg_next_ms)) {
+		n = m->reg_n;
+		names = copy_names((const char *const *)m->reg_names, n);
+		m->reg_changed = false;
+	}
+	pthread_mutex_unlock(&m->mu);
+	if (names == NULL)
+		return;
+	m->reg_next_ms = now_ms() + 1000LL * DB_REGISTRY_BEAT_SECONDS;
+	if (db_registry_beat(m->conn, m->instance_id, role, (const char *const *)names, n, err,
+	                     sizeof(err)) == 0) {
+		m->reg_written = true;
+	} else if (db_connection_lost(m->conn)) {
+		disconnect(m, err);
+		m->reg_next_ms = 0; /* at once when connected again */
+	} else {
+		log_warning("could not register this instance in outbox.relay_instances: %s", err);
+	}
+	free_names(names, n);
+}
+
+/* Sleeps until deadline_ms (now_ms() clock), a stop or, when on_register,
+ * a registry change (not while reconnecting: the beat needs the
+ * connection, and the backoff must hold); true when stopping. */
+static bool sleep_until(struct maintenance *m, long long deadline_ms, bool on_register)
 {
 	struct timespec ts;
 	long long wait = deadline_ms - now_ms();
@@ -196,7 +267,8 @@ static bool sleep_until(struct maintenance *m, long long deadline_ms)
 
 	monotonic_deadline(&ts, wait < 0 ? 0 : wait);
 	pthread_mutex_lock(&m->mu);
-	while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &ts) == 0)
+	while (!m->stop && !(on_register && m->reg_changed) &&
+	       pthread_cond_timedwait(&m->cv, &m->mu, &ts) == 0)
 		;
 	stop = m->stop;
 	pthread_mutex_unlock(&m->mu);
@@ -212,7 +284,8 @@ static void *maintenance_main(void *arg)
 		long long next = now_ms() + 1000LL * 86400;
 
 		if (ensure_connected(m) < 0) {
-			if (sleep_until(m, now_ms() + backoff_doubling(250, RECONNECT_MAX_MS, ++failures)))
+			if (sleep_until(m, now_ms() + backoff_doubling(250, RECONNECT_MAX_MS, ++failures),
+			                false))
 				break;
 			continue;
 		}
@@ -224,9 +297,13 @@ static void *maintenance_main(void *arg)
 			if (m->leader[t] || try_lead(m, (enum task)t) == 1)
 				run_and_record(m, (enum task)t);
 		}
+		if (m->conn != NULL)
+			registry_beat(m);
 		for (int t = 0; t < N_TASKS; t++)
 			next = m->next_ms[t] < next ? m->next_ms[t] : next;
-		if (sleep_until(m, next))
+		if (m->reg_active && m->reg_next_ms < next)
+			next = m->reg_next_ms;
+		if (sleep_until(m, next, m->conn != NULL))
 			break;
 	}
 	return NULL;
@@ -276,8 +353,31 @@ void maintenance_counters_read(struct maintenance *m, struct maintenance_counter
 	pthread_mutex_unlock(&m->mu);
 }
 
+int maintenance_register(struct maintenance *m, const char *role, const char *const *names,
+                         size_t n)
+{
+	char **copy = copy_names(names, n), **old;
+	size_t old_n;
+
+	if (copy == NULL)
+		return -1;
+	pthread_mutex_lock(&m->mu);
+	old = m->reg_names;
+	old_n = m->reg_n;
+	m->reg_role = role;
+	m->reg_names = copy;
+	m->reg_n = n;
+	m->reg_changed = true;
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	free_names(old, old_n);
+	return 0;
+}
+
 void maintenance_stop(struct maintenance *m)
 {
+	char err[MAINT_ERR_LEN];
+
 	if (m == NULL)
 		return;
 	pthread_mutex_lock(&m->mu);
@@ -285,6 +385,11 @@ void maintenance_stop(struct maintenance *m)
 	pthread_cond_signal(&m->cv);
 	pthread_mutex_unlock(&m->mu);
 	pthread_join(m->thread, NULL);
+	/* Best effort, as a relay's: a row left behind goes stale. */
+	if (m->reg_written && m->conn != NULL &&
+	    db_registry_leave(m->conn, m->instance_id, err, sizeof(err)) < 0)
+		log_debug("could not remove this instance from outbox.relay_instances: %s", err);
+	free_names(m->reg_names, m->reg_n);
 	/* Closing the session releases its advisory locks at once. */
 	PQfinish(m->conn);
 	pthread_cond_destroy(&m->cv);

@@ -8,12 +8,14 @@
  * interval; the others try to take the lock every interval, so when the
  * holder dies (its connection closes and PostgreSQL releases the lock) or
  * stops, another takes over within one interval.  Each run is recorded in
- * outbox.maintenance_runs (outboxctl status shows it).
+ * outbox.maintenance_runs (outboxctl status shows it).  The same thread
+ * keeps a consumer-only process's registry row (maintenance_register()).
  */
 #ifndef OUTBOX_MAINTENANCE_MAINTENANCE_H
 #define OUTBOX_MAINTENANCE_MAINTENANCE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common/compiler.h"
 #include "config/config.h"
@@ -46,6 +48,17 @@ struct maintenance_counters {
  */
 int maintenance_start(const struct cfg *cfg, const char *instance_id,
                       struct maintenance **out) OUTBOX_MUSTCHECK;
+
+/*
+ * From now on the thread keeps this process's row in outbox.relay_instances
+ * (db/registry.h) with role (a DB_ROLE_* string, kept) and the n
+ * destinations in names (copied), for a process whose relay does not
+ * register it: a consumer-only one.  Called again (after a reload), it
+ * replaces them.  maintenance_stop() deletes the row.  Returns 0, or -1
+ * when out of memory.
+ */
+int maintenance_register(struct maintenance *m, const char *role, const char *const *names,
+                         size_t n) OUTBOX_MUSTCHECK;
 
 /* Copies the counters into *out.  m may be NULL (all zero). */
 void maintenance_counters_read(struct maintenance *m, struct maintenance_counters *out);

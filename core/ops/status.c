@@ -17,9 +17,9 @@
 #include "aws/http.h"
 #include "aws/sqs.h"
 #include "db/db.h"
+#include "db/registry.h"
 #include "maintenance/runs.h"
 #include "ops/pause.h"
-#include "relay/listener.h"
 
 static const char *const job_states[] = {"PENDING", "CLAIMED", "SUCCEEDED", "DEAD"};
 static const char *const event_states[] = {"NEW", "PUBLISHED", "DEAD"};
@@ -188,14 +188,14 @@ static int queue_depths(const struct cfg *cfg, json_t *dests, json_t *errors)
 	return (int)(json_array_size(errors) - before);
 }
 
-/* Only relays register (consumers hold no row); a relay refreshes its
- * heartbeat every RELAY_SWEEP_INTERVAL_SECONDS, so two missed beats mean
- * it is gone without having deleted its row. */
+/* Every outboxd process registers (db/registry.h) and refreshes its row
+ * every DB_REGISTRY_BEAT_SECONDS, so two missed beats mean it is gone
+ * without having deleted its row. */
 static const char instances_sql[] =
 	"SELECT instance_id, destinations::text,"
 	"       to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 	"       round(extract(epoch FROM now() - heartbeat_at)::numeric, 1)::text,"
-	"       heartbeat_at > now() - $1::integer * interval '1 second'"
+	"       heartbeat_at > now() - $1::integer * interval '1 second', role"
 	"  FROM outbox.relay_instances ORDER BY started_at, instance_id";
 
 /* {"instance_id", "role", "destinations", "started_at",
@@ -208,7 +208,7 @@ static json_t *load_instances(PGconn *conn, json_t *errors)
 	json_t *list;
 	PGresult *res;
 
-	snprintf(live_after, sizeof(live_after), "%d", 2 * RELAY_SWEEP_INTERVAL_SECONDS);
+	snprintf(live_after, sizeof(live_after), "%d", 2 * DB_REGISTRY_BEAT_SECONDS);
 	res = db_query(conn, instances_sql, 1, params, err, sizeof(err));
 	if (res == NULL) {
 		json_array_append_new(errors, json_sprintf("could not read the instances: %s", err));
@@ -219,7 +219,7 @@ static json_t *load_instances(PGconn *conn, json_t *errors)
 		json_t *dests = json_loads(PQgetvalue(res, r, 1), 0, NULL);
 
 		json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:s, s:f, s:b}",
-			"instance_id", PQgetvalue(res, r, 0), "role", "relay",
+			"instance_id", PQgetvalue(res, r, 0), "role", PQgetvalue(res, r, 5),
 			"destinations", dests != NULL ? dests : json_array(),
 			"started_at", PQgetvalue(res, r, 2),
 			"heartbeat_age_seconds", strtod(PQgetvalue(res, r, 3), NULL),

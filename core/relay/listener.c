@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "db/db.h"
+#include "db/registry.h"
 #include "common/log.h"
 #include "relay/outbox_store.h"
 #include "relay/backoff.h"
@@ -32,6 +33,7 @@
 struct relay_listener {
 	char *conninfo;
 	char *instance_id; /* owned; the registry key */
+	const char *role;  /* static: DB_ROLE_RELAY or DB_ROLE_ALL */
 	char **known; /* owned; n_known names */
 	size_t n_known;
 	relay_wake_fn wake;
@@ -107,8 +109,8 @@ static void sweep(struct relay_listener *l)
 
 	l->swept_logged = 0;
 	/* Registered first, so two relays sweeping at once never kill each other's events. */
-	if (outbox_store_register_relay(l->conn, l->instance_id, (const char *const *)l->known,
-	                                l->n_known, err, sizeof(err)) < 0) {
+	if (db_registry_beat(l->conn, l->instance_id, l->role, (const char *const *)l->known,
+	                     l->n_known, err, sizeof(err)) < 0) {
 		if (db_connection_lost(l->conn))
 			listener_lost(l, "lost the notification listener's connection", err);
 		else
@@ -181,7 +183,7 @@ static void listener_free(struct relay_listener *l)
 
 	/* Best effort: a row left behind goes stale and stops protecting anything. */
 	if (l->conn != NULL && l->instance_id != NULL &&
-	    outbox_store_unregister_relay(l->conn, l->instance_id, err, sizeof(err)) < 0)
+	    db_registry_leave(l->conn, l->instance_id, err, sizeof(err)) < 0)
 		log_debug("could not remove the relay from outbox.relay_instances: %s", err);
 	PQfinish(l->conn);
 	for (size_t i = 0; i < l->n_known; i++)
@@ -214,7 +216,7 @@ static int listener_init(struct relay_listener *l, const char *conninfo,
 	return pipe2(l->stop_pipe, O_CLOEXEC);
 }
 
-int relay_listener_start(const char *conninfo, const char *instance_id,
+int relay_listener_start(const char *conninfo, const char *instance_id, const char *role,
                          const char *const *known, size_t n,
                          relay_wake_fn wake, void *arg, struct relay_listener **out)
 {
@@ -228,6 +230,7 @@ int relay_listener_start(const char *conninfo, const char *instance_id,
 	}
 	l->wake = wake;
 	l->arg = arg;
+	l->role = role;
 	if (listener_init(l, conninfo, instance_id, known, n) < 0) {
 		log_error("could not set up the notification listener: %s", strerror(errno));
 		listener_free(l);

@@ -22,9 +22,11 @@
 #include <stddef.h>
 
 #include "common/compiler.h"
+#include "db/registry.h"
 
 #define RELAY_NOTIFY_CHANNEL "outbox_new"
-#define RELAY_SWEEP_INTERVAL_SECONDS 30
+/* The sweep runs right after each registry beat. */
+#define RELAY_SWEEP_INTERVAL_SECONDS DB_REGISTRY_BEAT_SECONDS
 
 /* Wakes destination's lane, or every lane when destination is NULL.
  * Called from the listener thread; destination is borrowed for the call. */
@@ -35,11 +37,13 @@ struct relay_listener;
 /*
  * Starts the thread.  conninfo, instance_id (the registry key) and the n
  * names in known (the configured destinations) are copied; wake and arg
- * are kept.  Before every sweep the thread refreshes this relay's row in
- * outbox.relay_instances; relay_listener_stop() deletes it.  Returns 0 and *out
+ * are kept, and so is role (DB_ROLE_RELAY, or DB_ROLE_ALL when the
+ * process runs the consumer too: a static string).  Before every sweep the
+ * thread refreshes this process's row in outbox.relay_instances
+ * (db/registry.h); relay_listener_stop() deletes it.  Returns 0 and *out
  * (stop and free with relay_listener_stop()), or -1 with the reason logged.
  */
-int relay_listener_start(const char *conninfo, const char *instance_id,
+int relay_listener_start(const char *conninfo, const char *instance_id, const char *role,
                          const char *const *known, size_t n,
                          relay_wake_fn wake, void *arg,
                          struct relay_listener **out) OUTBOX_MUSTCHECK;

@@ -92,8 +92,10 @@ static const char mark_sql[] =
 
 /*
  * Events of destinations no live relay serves: not this one ($1), not one
- * whose registry heartbeat is younger than $3 seconds.  The grace period
- * counts from next_attempt_at, when the event became due: for a fresh
+ * whose registry heartbeat is younger than $3 seconds.  Only rows of
+ * processes that run the relay count: a consumer-only process registers
+ * the destinations it consumes, but cannot send their events.  The grace
+ * period counts from next_attempt_at, when the event became due: for a fresh
  * enqueue that is created_at, for an event the consumer re-armed for a
  * retry it is the retry's time, so a retry gets the same grace as a new
  * job instead of dying as soon as it is due.  A live claim means some relay
@@ -111,6 +113,7 @@ static const char sweep_sql[] =
 	"    AND (e.claim_until IS NULL OR e.claim_until < now())"
 	"    AND NOT EXISTS (SELECT 1 FROM outbox.relay_instances r"
 	"                     WHERE r.heartbeat_at > now() - $3::integer * interval '1 second'"
+	"                       AND r.role IN ('relay', 'all')"
 	"                       AND r.destinations ? e.destination)"
 	"  RETURNING e.event_id, e.job_id, e.redrive_generation, e.destination, e.last_error),"
 	" j AS ("
@@ -326,57 +329,4 @@ out:
 	PQclear(res);
 	free(json);
 	return rc;
-}
-
-/*
- * Register or refresh, and forget the idle marks (migrations/V7) of
- * instances whose registry row went stale (they crashed): producers would
- * otherwise notify for a lane that no longer listens.
- */
-static const char register_sql[] =
-	"WITH r AS ("
-	"  INSERT INTO outbox.relay_instances (instance_id, destinations)"
-	"  VALUES ($1, $2::jsonb)"
-	"  ON CONFLICT (instance_id) DO UPDATE"
-	"    SET destinations = EXCLUDED.destinations, heartbeat_at = now()"
-	"  RETURNING 1)"
-	" DELETE FROM outbox.relay_idle i"
-	"  WHERE i.instance_id <> $1 AND NOT EXISTS ("
-	"    SELECT 1 FROM outbox.relay_instances ri WHERE ri.instance_id = i.instance_id"
-	"       AND ri.heartbeat_at > now() - $3::integer * interval '1 second')";
-
-int outbox_store_register_relay(PGconn *conn, const char *instance_id,
-                                const char *const *known, size_t n, char *err, size_t errlen)
-{
-	char *json = names_json(known, n);
-	PGresult *res;
-
-	if (json == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	char fresh_s[16];
-
-	snprintf(fresh_s, sizeof(fresh_s), "%d", OUTBOX_RELAY_HEARTBEAT_FRESH_SECONDS);
-	const char *params[3] = {instance_id, json, fresh_s};
-	res = db_query(conn, register_sql, 3, params, err, errlen);
-	free(json);
-	if (res == NULL)
-		return -1;
-	PQclear(res);
-	return 0;
-}
-
-int outbox_store_unregister_relay(PGconn *conn, const char *instance_id, char *err, size_t errlen)
-{
-	const char *params[1] = {instance_id};
-	PGresult *res = db_query(conn,
-	                         "WITH i AS (DELETE FROM outbox.relay_idle WHERE instance_id = $1)"
-	                         " DELETE FROM outbox.relay_instances WHERE instance_id = $1",
-	                         1, params, err, errlen);
-
-	if (res == NULL)
-		return -1;
-	PQclear(res);
-	return 0;
 }

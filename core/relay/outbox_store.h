@@ -22,6 +22,7 @@
 #include <libpq-fe.h>
 
 #include "common/compiler.h"
+#include "db/registry.h"
 
 /* Dead reasons the relay writes to outbox_events.dead_reason. */
 #define OUTBOX_DEAD_OVERSIZE "OVERSIZE"
@@ -34,9 +35,9 @@
 /* How long an event of an unconfigured destination stays NEW before the
  * sweep marks it DEAD: another outboxd may be configured for it. */
 #define OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS 60
-/* A relay whose registry heartbeat is younger than this still serves the
- * destinations it registered (three missed sweeps make it stale). */
-#define OUTBOX_RELAY_HEARTBEAT_FRESH_SECONDS 90
+/* A relay whose registry heartbeat (db/registry.h) is younger than this
+ * still serves the destinations it registered. */
+#define OUTBOX_RELAY_HEARTBEAT_FRESH_SECONDS DB_REGISTRY_FRESH_SECONDS
 
 /* One claimed event.  Pointers borrowed from the owning outbox_claim. */
 struct outbox_claimed_event {
@@ -107,7 +108,7 @@ typedef void (*outbox_swept_fn)(void *arg, const char *event_id, const char *des
 /*
  * Marks DEAD 'UNKNOWN_DESTINATION' every NEW event whose destination is
  * not one of the n known names nor served by a relay with a fresh
- * registry row, that has been NEW for at least grace_seconds and that no
+ * registry row (role relay or all: a consumer's row does not count), that has been NEW for at least grace_seconds and that no
  * relay holds a live claim on; their PENDING
  * jobs go DEAD 'UNROUTABLE'.  on_dead (may be NULL) is called per event.
  * *count gets the number of events.  Returns 0 or -1 with err set.
@@ -115,17 +116,5 @@ typedef void (*outbox_swept_fn)(void *arg, const char *event_id, const char *des
 int outbox_store_sweep_unknown(PGconn *conn, const char *const *known, size_t n,
                                int grace_seconds, outbox_swept_fn on_dead, void *arg,
                                size_t *count, char *err, size_t errlen) OUTBOX_MUSTCHECK;
-
-/*
- * The relay registry (outbox.relay_instances): register or refresh this
- * relay's row with the n destinations it serves (all borrowed), and remove
- * it at shutdown.  The sweep spares destinations any fresh row names.
- * Return 0, or -1 with err set.
- */
-int outbox_store_register_relay(PGconn *conn, const char *instance_id,
-                                const char *const *known, size_t n,
-                                char *err, size_t errlen) OUTBOX_MUSTCHECK;
-int outbox_store_unregister_relay(PGconn *conn, const char *instance_id,
-                                  char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 #endif

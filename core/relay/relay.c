@@ -263,7 +263,7 @@ static int lane_init(struct relay *r, struct relay_thread *t,
 	return 0;
 }
 
-static int relay_listen(struct relay *r, const char *instance_id)
+static int relay_listen(struct relay *r, const char *instance_id, const char *role)
 {
 	const char **names = calloc(r->n ? r->n : 1, sizeof(*names));
 	int rc;
@@ -274,8 +274,8 @@ static int relay_listen(struct relay *r, const char *instance_id)
 	}
 	for (size_t i = 0; i < r->n; i++)
 		names[i] = r->lanes[i].dest->name;
-	rc = relay_listener_start(r->cfg->database.conninfo, instance_id, names, r->n, wake_lanes,
-	                          r, &r->listener);
+	rc = relay_listener_start(r->cfg->database.conninfo, instance_id, role, names, r->n,
+	                          wake_lanes, r, &r->listener);
 	free(names);
 	return rc;
 }
@@ -295,8 +295,8 @@ static int relay_spawn(struct relay *r)
 	return 0;
 }
 
-int relay_start_publisher(const struct cfg *cfg, const char *instance_id,
-                          const char *publisher_kind, struct relay **out)
+static int start(const struct cfg *cfg, const char *instance_id, const char *publisher_kind,
+                 const char *role, struct relay **out)
 {
 	struct relay *r = calloc(1, sizeof(*r));
 
@@ -322,7 +322,7 @@ int relay_start_publisher(const struct cfg *cfg, const char *instance_id,
 		              publisher_kind) < 0)
 			goto fail;
 	}
-	if (relay_listen(r, instance_id) < 0 || relay_spawn(r) < 0)
+	if (relay_listen(r, instance_id, role) < 0 || relay_spawn(r) < 0)
 		goto fail;
 	log_info("relay started lanes=%zu publisher=%s", r->n, publisher_kind);
 	*out = r;
@@ -332,9 +332,16 @@ fail:
 	return -1;
 }
 
-int relay_start(const struct cfg *cfg, const char *instance_id, struct relay **out)
+int relay_start_publisher(const struct cfg *cfg, const char *instance_id,
+                          const char *publisher_kind, struct relay **out)
 {
-	return relay_start_publisher(cfg, instance_id, "sqs", out);
+	return start(cfg, instance_id, publisher_kind, DB_ROLE_RELAY, out);
+}
+
+int relay_start(const struct cfg *cfg, const char *instance_id, const char *role,
+                struct relay **out)
+{
+	return start(cfg, instance_id, "sqs", role, out);
 }
 
 void relay_stop(struct relay *r)

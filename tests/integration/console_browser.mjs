@@ -71,6 +71,9 @@ try {
 			ok(names.includes(d), `the overview shows destination ${d}`);
 		ok(await page.isVisible('svg.spark'), 'the overview shows jobs per minute');
 		ok(await page.isVisible('text=Instances'), 'the overview shows the instances');
+		// One relay-only and one consumer-only process run: each registers.
+		for (const role of ['relay', 'consumer'])
+			ok(await page.isVisible(`td:text-is("${role}")`), `the instances table shows the ${role}`);
 		ok(await page.isVisible('text=sweeper'), 'the overview shows the sweeper');
 		await shot('overview');
 		break;

@@ -25,6 +25,7 @@
 
 #include "aws_stub.h"
 #include "outbox/producer.h"
+#include "db/registry.h"
 #include "relay/outbox_store.h"
 #include "relay/publisher.h"
 #include "relay/relay.h"
@@ -432,7 +433,7 @@ static void test_lane_isolation_and_backoff(void **state)
 	         (long)getpid());
 	char *ini = ini_text(100, "bodest", missing, "isodest", good);
 	struct cfg *cfg = load_cfg(ini);
-	assert_int_equal(relay_start(cfg, "test:iso", &r), 0);
+	assert_int_equal(relay_start(cfg, "test:iso", DB_ROLE_RELAY, &r), 0);
 	insert_events("bo", "bodest", 5, 0);
 	insert_events("iso1", "isodest", 5, 0);
 	assert_true(wait_count("isodest", 5, 3));
@@ -502,7 +503,7 @@ static void test_notify_wakes_lane(void **state)
 	struct relay *r = NULL;
 	char sql[256];
 
-	assert_int_equal(relay_start(cfg, "test:notify", &r), 0);
+	assert_int_equal(relay_start(cfg, "test:notify", DB_ROLE_RELAY, &r), 0);
 	long pid = wait_listener(0);
 	wait_idle("notifydest");
 	insert_events("notify1", "notifydest", 3, 0);
@@ -603,12 +604,50 @@ static void test_sweep_spares_other_relays(void **state)
 	                                            OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS,
 	                                            NULL, NULL, &count, err, sizeof(err)), 0);
 	assert_int_equal(count, 1);
-	assert_int_equal(outbox_store_register_relay(fx.db, "me:2", known, 1, err, sizeof(err)), 0);
+	assert_int_equal(db_registry_beat(fx.db, "me:2", DB_ROLE_RELAY, known, 1, err, sizeof(err)),
+	                 0);
 	assert_int_equal(count_where("SELECT count(*) FROM outbox.relay_instances WHERE instance_id = '%s'"
-	                             " AND destinations = '[\"sweepknown\"]'", "me:2"), 1);
-	assert_int_equal(outbox_store_unregister_relay(fx.db, "me:2", err, sizeof(err)), 0);
+	                             " AND destinations = '[\"sweepknown\"]' AND role = 'relay'",
+	                             "me:2"), 1);
+	assert_int_equal(db_registry_leave(fx.db, "me:2", err, sizeof(err)), 0);
 	assert_int_equal(count_where("SELECT count(*) FROM outbox.relay_instances WHERE instance_id = '%s'",
 	                             "me:2"), 0);
+	testdb_exec(fx.db, "DELETE FROM outbox.relay_instances");
+}
+
+/* Only a process that runs the relay can send an event: a live consumer-only
+ * row naming the destination does not keep its events alive past the grace,
+ * a live row of a process running both halves does. */
+static void test_sweep_ignores_consumer_rows(void **state)
+{
+	const char *known[] = {"sweepknown"};
+	const char *theirs[] = {"consumed"};
+	char err[512];
+	size_t count = 0;
+
+	(void)state;
+	insert_events("sweep-consumed", "consumed", 2, 0);
+	testdb_exec(fx.db, "UPDATE outbox.outbox_events SET created_at = now() - interval '10 min',"
+	                   " next_attempt_at = now() - interval '10 min' WHERE destination = 'consumed'");
+	assert_int_equal(db_registry_beat(fx.db, "both-host:1", DB_ROLE_ALL, theirs, 1, err,
+	                                  sizeof(err)), 0);
+	assert_int_equal(outbox_store_sweep_unknown(fx.db, known, 1,
+	                                            OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS,
+	                                            NULL, NULL, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 0);
+	assert_int_equal(db_registry_leave(fx.db, "both-host:1", err, sizeof(err)), 0);
+	assert_int_equal(db_registry_beat(fx.db, "consumer-host:1", DB_ROLE_CONSUMER, theirs, 1, err,
+	                                  sizeof(err)), 0);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.relay_instances WHERE instance_id = '%s'"
+	                             " AND role = 'consumer' AND heartbeat_at > now() - interval '5 s'",
+	                             "consumer-host:1"), 1);
+	assert_int_equal(outbox_store_sweep_unknown(fx.db, known, 1,
+	                                            OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS,
+	                                            NULL, NULL, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(count_where("SELECT count(*) FROM outbox.outbox_events WHERE destination = '%s'"
+	                             " AND status = 'DEAD' AND dead_reason = 'UNKNOWN_DESTINATION'",
+	                             "consumed"), 2);
 	testdb_exec(fx.db, "DELETE FROM outbox.relay_instances");
 }
 
@@ -701,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_lost_claim),
 		cmocka_unit_test(test_unknown_destination_sweep),
 		cmocka_unit_test(test_sweep_spares_other_relays),
+		cmocka_unit_test(test_sweep_ignores_consumer_rows),
 		cmocka_unit_test(test_sweep_grace_from_rearm),
 		cmocka_unit_test(test_fake_publisher),
 		cmocka_unit_test(test_notify_wakes_lane),
