@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/log.h"
+#include "consumer/batch.h"
 
 bool consumer_stopping(struct consumer *c)
 {
@@ -67,4 +69,41 @@ void consumer_busy(struct consumer *c, int delta)
 	c->busy += delta;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
+}
+
+void consumer_handler_enter(struct consumer_worker *w, size_t slot)
+{
+	unsigned long long calls = (atomic_load(&w->state) >> 2) + 1;
+
+	atomic_store(&w->handler_slot, slot);
+	atomic_store(&w->state, calls << 2 | WORKER_IN_HANDLER);
+}
+
+bool consumer_handler_leave(struct consumer_worker *w)
+{
+	unsigned long long expected = atomic_load(&w->state);
+
+	return WORKER_PHASE(expected) == WORKER_IN_HANDLER &&
+	       atomic_compare_exchange_strong(&w->state, &expected,
+	                                      WORKER_STATE(expected, WORKER_RUNNING));
+}
+
+bool consumer_worker_abandoned(struct consumer_worker *w)
+{
+	return WORKER_PHASE(atomic_load(&w->state)) == WORKER_ABANDONED;
+}
+
+void consumer_worker_exit_abandoned(struct consumer_worker *w)
+{
+	/* w->dest may be gone with a reloaded configuration: claimed_by is
+	 * w's own copy.  The workers gauge was moved by the watch. */
+	log_warning("an abandoned worker's handler returned; its thread exits worker=%s",
+	            w->claimed_by);
+	PQfinish(w->conn);
+	w->conn = NULL;
+	aws_http_free(w->sqs);
+	w->sqs = NULL;
+	consumer_batch_scratch_free(w->scratch);
+	w->scratch = NULL;
+	atomic_store(&w->state, WORKER_STATE(atomic_load(&w->state), WORKER_GONE));
 }

@@ -187,6 +187,13 @@ void *consumer_worker_main(void *arg)
 		}
 		w->batch_received_ms = now_ms();
 		consumer_batch_process(w, &msgs);
+		if (consumer_worker_abandoned(w)) {
+			/* The deletions it queued are dropped: those messages
+			 * come back, and the rules delete them then. */
+			sqs_messages_free(&msgs);
+			consumer_worker_exit_abandoned(w);
+			return NULL;
+		}
 		consumer_worker_flush_deletes(w);
 		consumer_worker_batch_done(w, msgs.n);
 		sqs_messages_free(&msgs);
