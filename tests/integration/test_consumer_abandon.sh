@@ -11,7 +11,11 @@
 # (b) three hung jobs in a row: the third abandoned worker stops the
 #     process, exit status 1, with an error naming the destination and the
 #     job; nothing is lost: every job is PENDING (none DEAD or CLAIMED) and
-#     a restarted consumer runs each to SUCCEEDED.
+#     a restarted consumer runs each to SUCCEEDED;
+# (c) with a plugin that is not OUTBOX_PLUGIN_CONCURRENT (recorder_serial),
+#     whose replacement would only wait for the hung call, the first
+#     abandoned worker stops the process (exit 1); the job is PENDING and
+#     SUCCEEDED after a restart.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_consumer_lib.sh"
 . "$OUTBOX_SRCDIR/tests/harness/services.sh"
@@ -36,6 +40,13 @@ RPID=$!
 attempts() { psql_q "$DB" "SELECT attempt_count FROM outbox.jobs WHERE job_id = '$1'"; }
 # exited PID: the process is gone (reaped or a zombie)
 exited() { ! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" | cut -c1)" = Z ]; }
+# reap: $CPID's exit status in RC, killed first when it is still running
+reap() {
+	RC=0
+	exited "$CPID" || kill -KILL "$CPID" 2>/dev/null
+	wait "$CPID" || RC=$?
+	CPID=
+}
 
 # (a) one hung job
 H1=$(enqueue_job "$DB" news 1)
@@ -72,9 +83,8 @@ abandon_ini "$TEST_TMP/b.ini" "plugin.sleep_ms = 600000
 plugin.sleep_until_attempt = 1"
 start_consumer "$TEST_TMP/b.ini" "$TEST_TMP/consumer-b.log"
 check "(b) the process stops by itself after three abandoned workers" wait_for 120 exited "$CPID"
-rc=0
-wait "$CPID" || rc=$?
-CPID=
+reap
+rc=$RC
 check "(b) exit status 1 (got $rc)" [ "$rc" = 1 ]
 check "(b) the error names the destination and the job" \
 	grep -Eq "3 workers of this process are abandoned, so outboxd stops to be restarted dest=news job_id=($H2|$H3|$H4)" "$TEST_TMP/consumer-b.log"
@@ -92,4 +102,30 @@ check "(b) each on its second attempt, one committed row each" \
 	[ "$(attempts "$H2")$(attempts "$H3")$(attempts "$H4"):$(recorder_rows "$DB" "$H2")$(recorder_rows "$DB" "$H3")$(recorder_rows "$DB" "$H4")" = 222:111 ]
 check "(b) the restarted consumer exits 0" stop_consumer
 CPID=
+
+# (c) a plugin without OUTBOX_PLUGIN_CONCURRENT: a replacement would wait
+# for the hung call, so the first abandoned worker stops the process
+H5=$(enqueue_job "$DB" news 6)
+WORKERS=2 abandon_ini "$TEST_TMP/s.ini" "plugin.sleep_ms = 600000
+plugin.sleep_until_attempt = 1
+plugin.sleep_job = $H5"
+sed -i 's/^plugin = recorder$/plugin = recorder_serial/' "$TEST_TMP/s.ini"
+start_consumer "$TEST_TMP/s.ini" "$TEST_TMP/consumer-s.log"
+check "(c) the process stops by itself after one abandoned worker" wait_for 60 exited "$CPID"
+reap
+rc=$RC
+check "(c) exit status 1 (got $rc)" [ "$rc" = 1 ]
+check "(c) the error says why, naming the destination and the job" \
+	grep -q "its worker is abandoned and, since the plugin runs one execute() at a time, outboxd stops to be restarted dest=news job_id=$H5" "$TEST_TMP/consumer-s.log"
+check "(c) not replaced" [ "$(grep -c 'abandoned and replaced' "$TEST_TMP/consumer-s.log")" = 0 ]
+check "(c) nothing lost: the job is PENDING" status_is "$DB" "$H5" PENDING
+start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/consumer-c2.log"
+check "(c) after a restart it SUCCEEDED on its second attempt" wait_for 30 status_is "$DB" "$H5" SUCCEEDED
+# The other worker's attempt, waiting for the serialised instance, may
+# have timed out too (a RETRY of its own): two or three attempts.
+check "(c) one committed row, at most three attempts" \
+	[[ "$(attempts "$H5"):$(recorder_rows "$DB" "$H5")" =~ ^[23]:1$ ]]
+check "(c) the restarted consumer exits 0" stop_consumer
+CPID=
+check "never DEAD" [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'DEAD'")" = 0 ]
 finish
