@@ -120,11 +120,11 @@ check "(c) the error says why, naming the destination and the job" \
 check "(c) not replaced" [ "$(grep -c 'abandoned and replaced' "$TEST_TMP/consumer-s.log")" = 0 ]
 check "(c) nothing lost: the job is PENDING" status_is "$DB" "$H5" PENDING
 start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/consumer-c2.log"
-check "(c) after a restart it SUCCEEDED on its second attempt" wait_for 30 status_is "$DB" "$H5" SUCCEEDED
+check "(c) after a restart it SUCCEEDED" wait_for 30 status_is "$DB" "$H5" SUCCEEDED
 # The other worker's attempt, waiting for the serialised instance, may
 # have timed out too (a RETRY of its own): two or three attempts.
-check "(c) one committed row, at most three attempts" \
-	[[ "$(attempts "$H5"):$(recorder_rows "$DB" "$H5")" =~ ^[23]:1$ ]]
+ran_serial() { [[ "$(attempts "$H5"):$(recorder_rows "$DB" "$H5")" =~ ^[23]:1$ ]]; }
+check "(c) one committed row, at most three attempts" ran_serial
 check "(c) the restarted consumer exits 0" stop_consumer
 CPID=
 check "never DEAD" [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'DEAD'")" = 0 ]
