@@ -1,17 +1,18 @@
 #!/bin/bash
-# A handler that never returns (docs/consumer.md, "Time limits"): the real
-# relay and consumer, one worker, handler_timeout_seconds = 1; the
-# recorder plugin sleeps 600 s on a job's first attempt:
-# (a) the hung job is recorded RETRY at the limit; at the limit plus the
-#     abandon grace (10 s) its worker is abandoned and replaced: the job's
-#     second attempt SUCCEEDED (two attempts, one committed row), an
+# A handler that does not return (docs/consumer.md, "Time limits"): the
+# real relay and consumer, one worker, handler_timeout_seconds = 1; the
+# recorder plugin sleeps on a job's first attempt:
+# (a) the hung job (18 s) is recorded RETRY at the limit; at the limit plus
+#     the abandon grace (10 s) its worker is abandoned and replaced: the
+#     job's second attempt SUCCEEDED (two attempts, one committed row), an
 #     ordinary job enqueued after the hang SUCCEEDED too (the destination
-#     kept its worker), the metric counts the abandoned worker, and a
-#     SIGTERM still stops the process with status 0;
-# (b) three hung jobs in a row: the third abandoned worker stops the
-#     process, exit status 1, with an error naming the destination and the
-#     job; nothing is lost: every job is PENDING (none DEAD or CLAIMED) and
-#     a restarted consumer runs each to SUCCEEDED;
+#     kept its worker), the metric counts the abandoned worker; when the
+#     hung call returns after all, its thread discards the result and
+#     exits, and a SIGTERM stops the process with status 0;
+# (b) three hung jobs in a row (600 s each): the third abandoned worker
+#     stops the process, exit status 1, with an error naming the
+#     destination and the job; nothing is lost: every job is PENDING (none
+#     DEAD or CLAIMED) and a restarted consumer runs each to SUCCEEDED;
 # (c) with a plugin that is not OUTBOX_PLUGIN_CONCURRENT (recorder_serial),
 #     whose replacement would only wait for the hung call, the first
 #     abandoned worker stops the process (exit 1); the job is PENDING and
@@ -51,7 +52,7 @@ reap() {
 # (a) one hung job
 H1=$(enqueue_job "$DB" news 1)
 port=$(free_port)
-abandon_ini "$TEST_TMP/a.ini" "plugin.sleep_ms = 600000
+abandon_ini "$TEST_TMP/a.ini" "plugin.sleep_ms = 18000
 plugin.sleep_until_attempt = 1
 plugin.sleep_job = $H1"
 printf '\n[metrics]\nlisten = 127.0.0.1:%s\n' "$port" >>"$TEST_TMP/a.ini"
@@ -72,7 +73,14 @@ abandoned_metric() {
 		grep -q '^outboxd_handler_threads_abandoned_total{destination="news"} 1$'
 }
 check "(a) outboxd_handler_threads_abandoned_total counts it" wait_for 5 abandoned_metric
-check "(a) SIGTERM with the abandoned handler still asleep: exit 0" stop_consumer
+check "(a) the abandoned handler returns at 18 s: its result is discarded" \
+	wait_for 20 grep -q "handler returned after its worker was abandoned; result discarded job_id=$H1" "$TEST_TMP/consumer-a.log"
+check "(a) and its thread exits" \
+	wait_for 5 grep -q "an abandoned worker's handler returned; its thread exits worker=.*/news/0" "$TEST_TMP/consumer-a.log"
+check "(a) still one committed row for the hung job" [ "$(recorder_rows "$DB" "$H1")" = 1 ]
+J3=$(enqueue_job "$DB" news 7)
+check "(a) the replacement still works" wait_for 30 status_is "$DB" "$J3" SUCCEEDED
+check "(a) SIGTERM: exit 0, every thread joined or gone" stop_consumer
 CPID=
 
 # (b) three hung jobs in a row stop the process
