@@ -48,6 +48,12 @@ reap() {
 	wait "$CPID" || RC=$?
 	CPID=
 }
+# stops_by_itself PHASE SECONDS WHAT: $CPID exits within SECONDS, status 1
+stops_by_itself() {
+	check "$1 the process stops by itself after $3" wait_for "$2" exited "$CPID"
+	reap
+	check "$1 exit status 1 (got $RC)" [ "$RC" = 1 ]
+}
 
 # (a) one hung job
 H1=$(enqueue_job "$DB" news 1)
@@ -90,10 +96,7 @@ H4=$(enqueue_job "$DB" news 5)
 abandon_ini "$TEST_TMP/b.ini" "plugin.sleep_ms = 600000
 plugin.sleep_until_attempt = 1"
 start_consumer "$TEST_TMP/b.ini" "$TEST_TMP/consumer-b.log"
-check "(b) the process stops by itself after three abandoned workers" wait_for 120 exited "$CPID"
-reap
-rc=$RC
-check "(b) exit status 1 (got $rc)" [ "$rc" = 1 ]
+stops_by_itself "(b)" 120 "three abandoned workers"
 check "(b) the error names the destination and the job" \
 	grep -Eq "3 workers of this process are abandoned, so outboxd stops to be restarted dest=news job_id=($H2|$H3|$H4)" "$TEST_TMP/consumer-b.log"
 check "(b) two were replaced first" [ "$(grep -c 'its worker is abandoned and replaced' "$TEST_TMP/consumer-b.log")" = 2 ]
@@ -119,10 +122,7 @@ plugin.sleep_until_attempt = 1
 plugin.sleep_job = $H5"
 sed -i 's/^plugin = recorder$/plugin = recorder_serial/' "$TEST_TMP/s.ini"
 start_consumer "$TEST_TMP/s.ini" "$TEST_TMP/consumer-s.log"
-check "(c) the process stops by itself after one abandoned worker" wait_for 60 exited "$CPID"
-reap
-rc=$RC
-check "(c) exit status 1 (got $rc)" [ "$rc" = 1 ]
+stops_by_itself "(c)" 60 "one abandoned worker"
 check "(c) the error says why, naming the destination and the job" \
 	grep -q "its worker is abandoned and, since the plugin runs one execute() at a time, outboxd stops to be restarted dest=news job_id=$H5" "$TEST_TMP/consumer-s.log"
 check "(c) not replaced" [ "$(grep -c 'abandoned and replaced' "$TEST_TMP/consumer-s.log")" = 0 ]
