@@ -187,7 +187,8 @@ static void replace(struct consumer *c, const struct consumer_worker *w)
  * and its call no longer count as running, its thread is detached, its
  * batch's other claims are given back.  Then it is replaced, unless the
  * process should stop instead.  Its element, connection, SQS client and
- * scratch stay its thread's (consumer_worker_exit_abandoned()).
+ * scratch stay its thread's, which frees them if it returns
+ * (consumer/loop.c).
  */
 static void abandon(struct consumer *c, struct consumer_worker *w, const char *job_id)
 {

@@ -11,8 +11,6 @@
 #include <time.h>
 
 #include "common/clock.h"
-#include "common/log.h"
-#include "consumer/batch.h"
 
 bool consumer_stopping(struct consumer *c)
 {
@@ -91,19 +89,4 @@ bool consumer_handler_leave(struct consumer_worker *w)
 bool consumer_worker_abandoned(struct consumer_worker *w)
 {
 	return WORKER_PHASE(atomic_load(&w->state)) == WORKER_ABANDONED;
-}
-
-void consumer_worker_exit_abandoned(struct consumer_worker *w)
-{
-	/* w->dest may be gone with a reloaded configuration: claimed_by is
-	 * w's own copy.  The workers gauge was moved by the watch. */
-	log_warning("an abandoned worker's handler returned; its thread exits worker=%s",
-	            w->claimed_by);
-	PQfinish(w->conn);
-	w->conn = NULL;
-	aws_http_free(w->sqs);
-	w->sqs = NULL;
-	consumer_batch_scratch_free(w->scratch);
-	w->scratch = NULL;
-	atomic_store(&w->state, WORKER_STATE(atomic_load(&w->state), WORKER_GONE));
 }

@@ -39,15 +39,12 @@ void consumer_call_end(struct consumer_worker *w);
  * already took the call and the batch out of the counts, released what
  * the batch held and started a replacement, so the thread must touch
  * nothing shared any more, only free what it owns (the batch's jobs and
- * messages, then consumer_worker_exit_abandoned()) and end.
+ * messages, its connection, SQS client and scratch: consumer/loop.c) and
+ * end.
  */
 void consumer_handler_enter(struct consumer_worker *w, size_t slot);
 bool consumer_handler_leave(struct consumer_worker *w);
 /* True once w was abandoned. */
 bool consumer_worker_abandoned(struct consumer_worker *w);
-/* The abandoned thread's last step: frees w's connection, SQS client and
- * scratch (nobody else does while the thread lives), then marks w
- * WORKER_GONE and touches it no more. */
-void consumer_worker_exit_abandoned(struct consumer_worker *w);
 
 #endif
