@@ -46,6 +46,7 @@ static const struct counter_def counter_defs[METRIC_N_COUNTERS] = {
 	[METRIC_JOBS_DEAD_CANCELLED] = {"outboxd_jobs_dead", NULL, "reason", "CANCELLED"},
 	[METRIC_DUPLICATES_SKIPPED] = {"outboxd_duplicate_deliveries_skipped", "Deliveries of a job already terminal or of an older redrive generation, deleted unrun.", NULL, NULL},
 	[METRIC_DB_RECONNECTS] = {"outboxd_database_reconnects", "Database connections found lost and dropped (each is opened again).", NULL, NULL},
+	[METRIC_HANDLERS_ABANDONED] = {"outboxd_handler_threads_abandoned", "Worker threads left inside a handler past its time limit and replaced.", NULL, NULL},
 };
 
 static const struct {

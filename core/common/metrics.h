@@ -38,6 +38,7 @@ enum metric_counter {
 	METRIC_JOBS_DEAD_CANCELLED,     /* outboxd_jobs_dead_total{reason="CANCELLED"} */
 	METRIC_DUPLICATES_SKIPPED,      /* outboxd_duplicate_deliveries_skipped_total */
 	METRIC_DB_RECONNECTS,           /* outboxd_database_reconnects_total */
+	METRIC_HANDLERS_ABANDONED,      /* outboxd_handler_threads_abandoned_total */
 	METRIC_N_COUNTERS
 };
 

@@ -413,7 +413,18 @@ static void execute(struct batch *b, struct bjob *j)
 	metrics_observe(METRIC_START_LATENCY_SECONDS, w->dest->name,
 	                (double)wall_clock_ms() / 1000 - j->claim.due_epoch);
 	int64_t started = now_ms();
+	consumer_handler_enter(w, slot_of(b, j));
 	j->v = plugin_instance_execute_traced(w->inst, &j->job, sqs_message_traceparent(j->m), &result);
+	if (!consumer_handler_leave(w)) {
+		/* Abandoned: the job was recorded RETRY long ago and another
+		 * worker took this one's place; only what the thread owns is
+		 * freed (free_jobs()). */
+		j->output = result.output;
+		b->abandoned = true;
+		log_warning("handler returned after its worker was abandoned; result discarded"
+		            " job_id=%s", j->claim.job_id);
+		return;
+	}
 	measured(w, now_ms() - started);
 	j->output = result.output;
 	j->retry_after_ms = j->v == OUTBOX_RETRY ? result.retry_after_ms : 0;
@@ -430,6 +441,8 @@ static void run_pass(struct batch *b, bool suspects)
 	for (size_t i = 0; i < b->n; i++) {
 		struct bjob *j = &b->j[i];
 
+		if (b->abandoned)
+			return;
 		if (j->state != B_WON || j->claim.run_marked == suspects)
 			continue;
 		/* consumer_stop() may have found no handler busy just before
@@ -446,6 +459,8 @@ static void run_pass(struct batch *b, bool suspects)
 
 			if (ran)
 				execute(b, j);
+			if (b->abandoned)
+				return; /* the watch took the call out of the count */
 			consumer_call_end(b->w);
 			if (ran && b->each)
 				complete_early(b, j);
@@ -869,6 +884,8 @@ static void complete_all(struct batch *b)
 	struct bjob **todo = b->s->todo;
 	size_t n = 0;
 
+	if (b->abandoned)
+		return;
 	ensure_for_verdicts(b->w);
 	for (size_t i = 0; i < b->n; i++) {
 		if (settle(b, &b->j[i]))
@@ -920,7 +937,8 @@ static void pipeline(struct batch *b)
 	}
 	run_all(b);
 	complete_all(b);
-	consumer_busy(w->c, -1);
+	if (!b->abandoned)
+		consumer_busy(w->c, -1); /* else the watch did */
 }
 
 void consumer_batch_process(struct consumer_worker *w, const struct sqs_messages *msgs)
@@ -943,5 +961,7 @@ void consumer_batch_process(struct consumer_worker *w, const struct sqs_messages
 		choose(&b, msgs->items + at, msgs->n - at < max ? msgs->n - at : max);
 		pipeline(&b);
 		free_jobs(&b);
+		if (b.abandoned)
+			return;
 	}
 }

@@ -77,6 +77,9 @@ struct batch {
 	size_t n_returned;
 	/* mark_each(): each run recorded as started and completed on its own */
 	bool each;
+	/* The worker was abandoned while a handler ran (consumer/control.h):
+	 * nothing more of the batch is run, completed or counted. */
+	bool abandoned;
 };
 
 #endif

@@ -42,6 +42,23 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
                    struct plugin_instance *const *instances, size_t n,
                    const char *instance_id, struct consumer **out) OUTBOX_MUSTCHECK;
 
+/*
+ * A worker whose thread is still inside execute() past the destination's
+ * handler_timeout_seconds plus the abandon grace (the job recorded RETRY
+ * already) is abandoned and replaced by a fresh worker (docs/consumer.md,
+ * "Time limits").  The CONSUMER_MAX_ABANDONED-th abandoned worker of the
+ * process -- or the first of a plugin without OUTBOX_PLUGIN_CONCURRENT,
+ * whose replacement would only wait for the same hung call -- stops the
+ * process instead (SIGTERM to itself: the graceful stop), which then
+ * exits CONSUMER_EXIT_ABANDONED for its service manager to restart it.
+ */
+#define CONSUMER_MAX_ABANDONED 3
+#define CONSUMER_EXIT_ABANDONED 1
+
+/* 0, or CONSUMER_EXIT_ABANDONED once a consumer asked the process to stop
+ * for that reason: the process's exit status. */
+int consumer_exit_status(void);
+
 /* After the grace period and the release of the claims still running:
  * how long handlers get to return before the process exits anyway. */
 #define CONSUMER_RELEASE_WAIT_SECONDS 5
@@ -51,8 +68,10 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
  * consumer.shutdown_grace_seconds, release the claims of those that do not
  * (back to PENDING, message made visible); join and free c.  NULL is a no-op.
  * When a handler has not returned CONSUMER_RELEASE_WAIT_SECONDS after its
- * claim was released, the process exits (status 0) from here: a handler
- * thread that never returns cannot be joined, and its claim is given back.
+ * claim was released, or an abandoned worker's handler is still running
+ * once the other workers are joined, the process exits
+ * (consumer_exit_status()) from here: a handler thread that never returns
+ * cannot be joined, and its claim is given back already.
  */
 void consumer_stop(struct consumer *c);
 
@@ -62,8 +81,8 @@ void consumer_stop_all(struct consumer **cs, size_t n);
 
 /*
  * consumer_stop() for a destination removed or changed by a reload: the
- * same, except that a handler still running after the release wait does
- * not end the process: c is left behind (its threads keep running until
+ * same, except that a handler still running after the release wait (or
+ * an abandoned one) does not end the process: c is left behind (its threads keep running until
  * the handler returns; nothing is freed) and false is returned, so the
  * caller must not destroy what c borrows (its plugin instance).  True
  * when c was stopped and freed.  NULL: true.

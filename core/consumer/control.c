@@ -68,3 +68,25 @@ void consumer_busy(struct consumer *c, int delta)
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 }
+
+void consumer_handler_enter(struct consumer_worker *w, size_t slot)
+{
+	unsigned long long calls = (atomic_load(&w->state) >> 2) + 1;
+
+	atomic_store(&w->handler_slot, slot);
+	atomic_store(&w->state, calls << 2 | WORKER_IN_HANDLER);
+}
+
+bool consumer_handler_leave(struct consumer_worker *w)
+{
+	unsigned long long expected = atomic_load(&w->state);
+
+	return WORKER_PHASE(expected) == WORKER_IN_HANDLER &&
+	       atomic_compare_exchange_strong(&w->state, &expected,
+	                                      WORKER_STATE(expected, WORKER_RUNNING));
+}
+
+bool consumer_worker_abandoned(struct consumer_worker *w)
+{
+	return WORKER_PHASE(atomic_load(&w->state)) == WORKER_ABANDONED;
+}

@@ -31,4 +31,20 @@ void consumer_busy(struct consumer *c, int delta);
 bool consumer_call_begin(struct consumer_worker *w);
 void consumer_call_end(struct consumer_worker *w);
 
+/*
+ * A hung handler's worker (docs/consumer.md, "Time limits"): the thread
+ * calls consumer_handler_enter() right before execute() of heartbeat slot
+ * slot and consumer_handler_leave() right after it.  leave() is false
+ * when the consumer's watch abandoned the worker meanwhile: the watch
+ * already took the call and the batch out of the counts, released what
+ * the batch held and started a replacement, so the thread must touch
+ * nothing shared any more, only free what it owns (the batch's jobs and
+ * messages, its connection, SQS client and scratch: consumer/loop.c) and
+ * end.
+ */
+void consumer_handler_enter(struct consumer_worker *w, size_t slot);
+bool consumer_handler_leave(struct consumer_worker *w);
+/* True once w was abandoned. */
+bool consumer_worker_abandoned(struct consumer_worker *w);
+
 #endif

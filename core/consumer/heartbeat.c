@@ -37,6 +37,7 @@ struct hb_slot {
 	const char *destination;    /* borrowed until heartbeat_end() */
 	bool warned;                /* the long-run warning was logged */
 	bool expired;               /* in a round's copy: past the time limit */
+	bool abandoned;             /* heartbeat_abandon(): release, never beat */
 };
 
 struct hb_thread {
@@ -112,6 +113,24 @@ static enum heartbeat_outcome expire(struct heartbeat *hb, PGconn *conn, const s
 	return HEARTBEAT_RELEASED;
 }
 
+/* A claim of an abandoned worker's batch, waiting behind its hung
+ * handler: back to PENDING, due now. */
+static enum heartbeat_outcome give_back(PGconn *conn, const struct hb_slot *s)
+{
+	char err[512];
+	int rc = ledger_release(conn, &s->claim, err, sizeof(err));
+
+	if (rc < 0) {
+		log_warning("could not release the claim of a job waiting behind an abandoned"
+		            " handler: %s job_id=%s", err, s->claim.job_id);
+		return HEARTBEAT_KEPT; /* tried again next interval */
+	}
+	if (rc == 1)
+		log_warning("claim released: the job waited behind an abandoned handler job_id=%s",
+		            s->claim.job_id);
+	return rc == 1 ? HEARTBEAT_RELEASED : HEARTBEAT_LOST;
+}
+
 /* Lease beat for a copy of a slot; returns the outcome for the slot. */
 static enum heartbeat_outcome lease_beat(struct heartbeat *hb, const struct hb_slot *s)
 {
@@ -121,6 +140,8 @@ static enum heartbeat_outcome lease_beat(struct heartbeat *hb, const struct hb_s
 
 	if (conn == NULL)
 		return HEARTBEAT_KEPT; /* try again next interval */
+	if (s->abandoned)
+		return give_back(conn, s);
 	if (s->expired)
 		return expire(hb, conn, s);
 	rc = ledger_extend_lease(conn, &s->claim, hb->cfg->consumer.lease_seconds, err,
@@ -197,7 +218,7 @@ static size_t take_due(struct hb_thread *t, int64_t now)
 		struct hb_slot *s = &hb->slots[i];
 
 		if (s->active && !s->busy[t->kind] && s->outcome == HEARTBEAT_KEPT &&
-		    s->next_ms[t->kind] <= now) {
+		    s->next_ms[t->kind] <= now && !(s->abandoned && t->kind == HB_VIS)) {
 			if (t->kind == HB_LEASE)
 				check_run_time(s, now);
 			s->busy[t->kind] = true;
@@ -353,6 +374,7 @@ void heartbeat_begin(struct heartbeat *hb, size_t slot, const struct heartbeat_j
 	s->destination = NULL;
 	s->warned = false;
 	s->expired = false;
+	s->abandoned = false;
 	pthread_cond_broadcast(&hb->cond);
 	pthread_mutex_unlock(&hb->lock);
 }
@@ -391,6 +413,43 @@ enum heartbeat_outcome heartbeat_end(struct heartbeat *hb, size_t slot)
 	s->n_handles = 0;
 	pthread_mutex_unlock(&hb->lock);
 	return out;
+}
+
+int64_t heartbeat_abandon_after_ms(int time_limit_seconds)
+{
+	int64_t limit = (int64_t)time_limit_seconds * 1000;
+	int64_t grace = limit / 10 > HEARTBEAT_ABANDON_GRACE_MIN_SECONDS * 1000
+	                    ? limit / 10 : HEARTBEAT_ABANDON_GRACE_MIN_SECONDS * 1000;
+
+	return time_limit_seconds > 0 ? limit + grace : 0;
+}
+
+bool heartbeat_overdue(struct heartbeat *hb, size_t slot, char *job_id, size_t len)
+{
+	bool overdue;
+
+	pthread_mutex_lock(&hb->lock);
+	const struct hb_slot *s = &hb->slots[slot];
+	overdue = s->active && s->started_ms > 0 && s->time_limit_s > 0 &&
+	          s->outcome != HEARTBEAT_KEPT &&
+	          now_ms() - s->started_ms >= heartbeat_abandon_after_ms(s->time_limit_s);
+	if (overdue)
+		snprintf(job_id, len, "%s", s->claim.job_id);
+	pthread_mutex_unlock(&hb->lock);
+	return overdue;
+}
+
+void heartbeat_abandon(struct heartbeat *hb, size_t first, size_t n)
+{
+	pthread_mutex_lock(&hb->lock);
+	for (size_t i = first; i < first + n && i < hb->n_slots; i++) {
+		hb->slots[i].abandoned = true;
+		/* A slot of the abandoned batch is never ended: it stays
+		 * active, so the shutdown's release_all() still sees a claim
+		 * the lease thread has not given back yet. */
+	}
+	pthread_cond_broadcast(&hb->cond);
+	pthread_mutex_unlock(&hb->lock);
 }
 
 enum heartbeat_outcome heartbeat_outcome(struct heartbeat *hb, size_t slot)

@@ -29,6 +29,7 @@
 #ifndef OUTBOX_CORE_CONSUMER_HEARTBEAT_H
 #define OUTBOX_CORE_CONSUMER_HEARTBEAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,31 @@ void heartbeat_running(struct heartbeat *hb, size_t slot, int time_limit_seconds
 
 /* Without a time limit, a handler running this long is logged. */
 #define HEARTBEAT_LONG_RUN_SECONDS 600
+
+/* How long past its time limit a handler may still return before its
+ * worker is abandoned: a tenth of the limit, at least this. */
+#define HEARTBEAT_ABANDON_GRACE_MIN_SECONDS 10
+
+/* The time limit plus the abandon grace, in ms (0: no limit, never). */
+int64_t heartbeat_abandon_after_ms(int time_limit_seconds);
+
+/*
+ * Whether slot's handler (heartbeat_running) has run past
+ * heartbeat_abandon_after_ms() of its limit and its claim is given up
+ * already (the RETRY recorded, or the claim lost), so that abandoning its
+ * worker loses nothing.  Then its job_id is copied to job_id (len bytes).
+ */
+bool heartbeat_overdue(struct heartbeat *hb, size_t slot, char *job_id, size_t len);
+
+/*
+ * The worker of slots [first, first + n) is abandoned: from now on nothing
+ * beats for them, and the lease thread gives back (ledger_release:
+ * PENDING, due now; the message reappears after its visibility timeout)
+ * every claim of those slots still held, the jobs waiting behind the hung
+ * handler in its batch.  Nobody calls heartbeat_end() for them again: they
+ * stay taken, and a replacement uses slots of its own.
+ */
+void heartbeat_abandon(struct heartbeat *hb, size_t first, size_t n);
 
 /* The outcome so far of slot, which keeps beating (a claim waiting in a
  * batch: do not run it unless HEARTBEAT_KEPT). */

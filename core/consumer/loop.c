@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/metrics.h"
 #include "consumer/batch.h"
 #include "consumer/control.h"
@@ -162,6 +163,24 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 	return rc;
 }
 
+/* An abandoned thread's last step: frees w's connection, SQS client and
+ * scratch (nobody else does while the thread lives), then marks w
+ * WORKER_GONE and touches it no more. */
+static void exit_abandoned(struct consumer_worker *w)
+{
+	/* w->dest may be gone with a reloaded configuration: claimed_by is
+	 * w's own copy.  The workers gauge was moved by the watch. */
+	log_warning("an abandoned worker's handler returned; its thread exits worker=%s",
+	            w->claimed_by);
+	PQfinish(w->conn);
+	w->conn = NULL;
+	aws_http_free(w->sqs);
+	w->sqs = NULL;
+	consumer_batch_scratch_free(w->scratch);
+	w->scratch = NULL;
+	atomic_store(&w->state, WORKER_STATE(atomic_load(&w->state), WORKER_GONE));
+}
+
 void *consumer_worker_main(void *arg)
 {
 	struct consumer_worker *w = arg;
@@ -187,6 +206,13 @@ void *consumer_worker_main(void *arg)
 		}
 		w->batch_received_ms = now_ms();
 		consumer_batch_process(w, &msgs);
+		if (consumer_worker_abandoned(w)) {
+			/* The deletions it queued are dropped: those messages
+			 * come back, and the rules delete them then. */
+			sqs_messages_free(&msgs);
+			exit_abandoned(w);
+			return NULL;
+		}
 		consumer_worker_flush_deletes(w);
 		consumer_worker_batch_done(w, msgs.n);
 		sqs_messages_free(&msgs);

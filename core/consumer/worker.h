@@ -29,6 +29,22 @@
 
 struct batch_scratch;
 
+/* Where a worker's thread is, for the watch that abandons a hung handler
+ * (consumer/consumer.c; docs/consumer.md, "Time limits").  IN_HANDLER is
+ * left by the thread (back to RUNNING) or by the watch (ABANDONED), with
+ * one compare-and-set each, so exactly one of them decides.  The state
+ * word also counts the calls (WORKER_STATE()), so that the watch's
+ * compare-and-set fails when the call it judged returned meanwhile and
+ * another began. */
+enum worker_phase {
+	WORKER_RUNNING,    /* the loop, the claim or the completion */
+	WORKER_IN_HANDLER, /* inside execute() of heartbeat slot handler_slot */
+	WORKER_ABANDONED,  /* replaced; the thread, if it returns, touches nothing shared */
+	WORKER_GONE,       /* an abandoned thread returned, freed what it owns, exited */
+};
+#define WORKER_PHASE(state) ((int)((state) & 3u))
+#define WORKER_STATE(state, phase) (((state) & ~3ull) | (unsigned long long)(phase))
+
 struct consumer_worker {
 	struct consumer *c;                    /* borrowed: the owner */
 	const struct cfg_destination *dest;    /* borrowed from cfg */
@@ -42,7 +58,9 @@ struct consumer_worker {
 	int gate_failures;                     /* refused probes of consumer_worker_gate() in a row */
 	bool db_failed;                        /* a database error in the current batch */
 	pthread_t thread;
-	bool started;
+	bool started;                          /* joinable: false once abandoned (detached) */
+	atomic_ullong state;                   /* calls << 2 | enum worker_phase */
+	atomic_size_t handler_slot;            /* the slot in execute(), set before IN_HANDLER */
 	/* Where deletions and visibility changes go: the SQS port of the
 	 * worker's queue (dest->queue_url, or dest->dlq_url for a DLQ reader)
 	 * in the daemon, another port in consumer_runner.  Deletions wait in
@@ -90,10 +108,17 @@ struct consumer {
 	char *instance_id;                           /* owned */
 	struct aws_env env;                          /* owned */
 	struct heartbeat *hb;                        /* owned */
-	struct consumer_worker *workers;             /* owned; n_workers */
+	/* Owned; n_workers in use of max_workers: the spares are for the
+	 * replacements of abandoned workers (CONSUMER_MAX_ABANDONED), so an
+	 * abandoned thread's element never moves. */
+	struct consumer_worker *workers;
+	size_t max_workers;
 	pthread_mutex_t *receive_locks;              /* owned; one per destination */
 	struct consumer_pace *paces;                 /* owned; one per destination */
-	size_t n_workers;
+	size_t n_workers;        /* grows only in the watch thread, read after it is joined */
+	size_t n_replaced;       /* replacements started */
+	pthread_t watch;         /* abandons hung handlers (consumer/consumer.c) */
+	bool watch_started;
 	atomic_bool stopping;
 	pthread_mutex_t lock;                        /* guards busy; with cond */
 	pthread_cond_t cond;                         /* stop requested / busy changed */

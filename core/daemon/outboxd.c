@@ -43,6 +43,7 @@
 #include "db/traffic.h"
 #include "common/fault.h"
 #include "common/log.h"
+#include "consumer/consumer.h"
 #include "maintenance/maintenance.h"
 #include "schedule/scheduler.h"
 #include "common/version.h"
@@ -330,7 +331,11 @@ static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemo
 			register_consumer(maint, units, role);
 			continue;
 		}
-		log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		if (consumer_exit_status() != 0)
+			log_info("shutting down: too many hung handlers (exit status %d)",
+			         consumer_exit_status());
+		else
+			log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		return;
 	}
 }
@@ -419,6 +424,10 @@ static int run(const struct cfg *cfg, enum role role)
 	wait_for_stop(&set, obs, units, maint, role, cfg->file);
 	(void)shutdown_watchdog_arm(cfg->consumer.shutdown_grace_seconds);
 	rc = OUTBOXD_EXIT_OK;
+	/* A consumer stopped the process because handlers hung: not a
+	 * success, so that the service manager restarts it. */
+	if (consumer_exit_status() != 0)
+		rc = consumer_exit_status();
 out:
 	observe_stopping(obs);
 	console_stop(console);
@@ -427,7 +436,7 @@ out:
 	daemon_units_stop(units);
 	observe_stop(obs);
 	aws_credentials_shared_release(creds);
-	if (rc == OUTBOXD_EXIT_OK) {
+	if (rc == OUTBOXD_EXIT_OK || rc == consumer_exit_status()) {
 		write_stats();
 		log_info("outboxd stopped");
 	}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "consumer/consumer.h"
 
 static struct timespec deadline;
 static int bound_seconds;
@@ -24,7 +25,7 @@ static void *watchdog_main(void *arg)
 	log_error("shutdown did not finish within %d s; exiting now (claims not released are"
 	          " retried when their leases expire, received messages reappear)",
 	          bound_seconds);
-	_exit(0);
+	_exit(consumer_exit_status());
 }
 
 int shutdown_watchdog_arm(int grace_seconds)

@@ -21,8 +21,8 @@
 #define SHUTDOWN_MARGIN_SECONDS 15
 
 /*
- * Starts a detached thread that exits the process (status 0, after a log
- * line) grace_seconds + SHUTDOWN_MARGIN_SECONDS from now unless it ended
+ * Starts a detached thread that exits the process (status
+ * consumer_exit_status(), after a log line) grace_seconds + SHUTDOWN_MARGIN_SECONDS from now unless it ended
  * before.  Call once, when the stop begins.  Returns 0, or -1 when the
  * thread could not be started (logged; the stop goes on unbounded).
  */

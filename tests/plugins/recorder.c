@@ -270,12 +270,19 @@ static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *j
 	return OUTBOX_OK;
 }
 
+/* Built twice: recorder, and recorder_serial (RECORDER_SERIAL), the same
+ * without OUTBOX_PLUGIN_CONCURRENT, whose execute() the host serialises. */
 static const struct outbox_plugin descriptor = {
 	OUTBOX_PLUGIN_INIT,
+#ifdef RECORDER_SERIAL
+	.name = "recorder_serial",
+	.flags = 0,
+#else
 	.name = "recorder",
+	.flags = OUTBOX_PLUGIN_CONCURRENT,
+#endif
 	.version = "1",
 	.description = "consumer test plugin: records executions and commits",
-	.flags = OUTBOX_PLUGIN_CONCURRENT,
 	.options = options,
 	.init = rec_init,
 	.destroy = rec_destroy,
