@@ -8,9 +8,9 @@
  * steady, so that bytes per live row compare across tenths.  A probe thread
  * times the relay's claim statement (outbox_store_claim() in a transaction
  * that is rolled back) every 50 ms all along.  Reported: per tenth its
- * end-to-end rate and claim time (p50, p90); at the end of every tenth the
- * bytes and live rows of every table and index of the outbox schema
- * (soak_tenths); the two big tables' sizes after 10 %, 50 % and 100 %;
+ * end-to-end rate and claim time (p50, p90); when the producers have
+ * enqueued each tenth (the load still steady) the bytes and live rows of
+ * every table and index of the outbox schema (soak_tenths); the two big tables' sizes after 10 %, 50 % and 100 %;
  * first and last tenth compared.  The queues
  * get a MessageRetentionPeriod of half the retention (at least 60 s) so
  * that the retention passes the configuration's horizon check honestly.
@@ -236,14 +236,18 @@ static int run_tenth(struct bench *b, struct soak_probe *p, int n0, int count,
 	int64_t t0 = bench_now_us();
 
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
-	if (bench_enqueue_paced(b, "soak", b->names, n0, count, b->rate, NULL) < 0 ||
-	    bench_wait_count(b, sql, 0, true, SOAK_TENTH_TIMEOUT_S) < 0)
+	if (bench_enqueue_paced(b, "soak", b->names, n0, count, b->rate, NULL) < 0)
+		return -1;
+	/* Sized while the offered load still holds: once the producers
+	 * pause, the pruner keeps deleting while the last jobs finish, and
+	 * the live rows at that moment would depend on how long that took. */
+	t->relations = measure_relations(b);
+	if (t->relations == NULL || bench_wait_count(b, sql, 0, true, SOAK_TENTH_TIMEOUT_S) < 0)
 		return -1;
 	t->seconds = (double)(bench_now_us() - t0) / 1e6;
 	t->rate = count / t->seconds;
 	probe_take(p, t);
-	t->relations = measure_relations(b);
-	return t->relations != NULL ? 0 : -1;
+	return 0;
 }
 
 static double change_pct(double first, double last)
