@@ -295,13 +295,14 @@ static void block_signals(sigset_t *set)
 
 /* Until SIGTERM or SIGINT; SIGHUP reloads the configuration file. */
 static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemon_units *units,
-                          const char *path)
+                          struct maintenance *maint, const char *path)
 {
 	for (;;) {
 		int sig = observe_sigwait(obs, set);
 
 		if (sig == SIGHUP) {
 			(void)daemon_reload(units, path);
+			maintenance_reloaded(maint);
 			continue;
 		}
 		log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -386,7 +387,7 @@ static int run(const struct cfg *cfg, enum role role)
 	log_info("outboxd started: role=%s destinations=%zu instance=%s",
 	         role == ROLE_ALL ? "all" : role == ROLE_RELAY ? "relay" : "consumer",
 	         cfg->n_destinations, instance_id);
-	wait_for_stop(&set, obs, units, cfg->file);
+	wait_for_stop(&set, obs, units, maint, cfg->file);
 	(void)shutdown_watchdog_arm(cfg->consumer.shutdown_grace_seconds);
 	rc = OUTBOXD_EXIT_OK;
 out:

@@ -4,15 +4,19 @@
 #include "maintenance/maintenance.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "db/db.h"
+#include "maintenance/compact.h"
 #include "maintenance/runs.h"
 #include "maintenance/sweeper.h"
 
@@ -40,6 +44,8 @@ struct maintenance {
 	bool down;                 /* an outage was logged */
 	bool leader[N_TASKS];      /* holds the task's lock on conn */
 	long long next_ms[N_TASKS];
+	struct compact *compact;   /* owned; the index rebuilds, the pruner's step */
+	atomic_bool reloaded;      /* set by maintenance_reloaded() */
 };
 
 static int task_interval(const struct maintenance *m, enum task t)
@@ -135,6 +141,27 @@ static void count_prune(struct maintenance *m, const struct prune_counts *c, boo
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* counts (JSON text, freed) with "indexes": indexes (a reference taken)
+ * when the index check ran; the text to record (caller frees). */
+static char *with_indexes(char *counts, json_t *indexes)
+{
+	json_t *o = indexes != NULL && counts != NULL ? json_loads(counts, 0, NULL) : NULL;
+	char *text;
+
+	if (o == NULL || json_object_set_new(o, "indexes", indexes) < 0) {
+		if (o == NULL)
+			json_decref(indexes);
+		json_decref(o);
+		return counts;
+	}
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (text == NULL)
+		return counts;
+	free(counts);
+	return text;
+}
+
 /* One run of task t; the counts as JSON (caller frees) and ok in *ok. */
 static char *run_task(struct maintenance *m, enum task t, bool *ok, char *err, size_t errlen)
 {
@@ -158,7 +185,10 @@ static char *run_task(struct maintenance *m, enum task t, bool *ok, char *err, s
 		log_info("pruner deleted succeeded_jobs=%ld dead_jobs=%ld events=%ld dlq_messages=%ld "
 		         "in %lld ms", c.succeeded_jobs, c.dead_jobs, c.events, c.dlq_messages,
 		         (long long)(now_ms() - t0));
-	return prune_counts_json(&c);
+	if (atomic_exchange(&m->reloaded, false))
+		compact_reset(m->compact);
+	return with_indexes(prune_counts_json(&c),
+	                    *ok ? compact_step(m->compact, m->conn, m->cfg) : NULL);
 }
 
 static void run_and_record(struct maintenance *m, enum task t)
@@ -245,6 +275,13 @@ int maintenance_start(const struct cfg *cfg, const char *instance_id, struct mai
 		return -1;
 	}
 	m->cfg = cfg;
+	m->compact = compact_new(MAINTENANCE_LOCK_CLASS, MAINTENANCE_LOCK_REINDEX);
+	if (m->compact == NULL) {
+		free(m->instance_id);
+		free(m);
+		log_error("out of memory starting the maintenance thread");
+		return -1;
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&m->mu, NULL);
@@ -258,6 +295,7 @@ int maintenance_start(const struct cfg *cfg, const char *instance_id, struct mai
 		log_error("could not start the maintenance thread: %s", strerror(err));
 		pthread_cond_destroy(&m->cv);
 		pthread_mutex_destroy(&m->mu);
+		compact_free(m->compact);
 		free(m->instance_id);
 		free(m);
 		return -1;
@@ -287,8 +325,15 @@ void maintenance_stop(struct maintenance *m)
 	pthread_join(m->thread, NULL);
 	/* Closing the session releases its advisory locks at once. */
 	PQfinish(m->conn);
+	compact_free(m->compact);
 	pthread_cond_destroy(&m->cv);
 	pthread_mutex_destroy(&m->mu);
 	free(m->instance_id);
 	free(m);
+}
+
+void maintenance_reloaded(struct maintenance *m)
+{
+	if (m != NULL)
+		atomic_store(&m->reloaded, true);
 }
