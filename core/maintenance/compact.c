@@ -22,15 +22,16 @@
 
 /*
  * Every valid B-tree index of the outbox schema: its size, the rows it
- * indexes (the table's reltuples, or a partial index's own), the summed
- * pg_stats avg_width of its columns (key and INCLUDE: a leaf tuple holds
- * both), whether every column has statistics, whether this role owns the
+ * indexes (the table's reltuples, or a partial index's own), the pg_stats
+ * avg_width and the alignment of each of its columns in order ("65:c,8:d";
+ * key and INCLUDE columns: a leaf tuple holds both; a varlena key is short
+ * enough for the unaligned 1-byte header), whether every column has statistics, whether this role owns the
  * table (REINDEX needs it), its fillfactor and the block size.
  */
 static const char estimate_sql[] =
 	"SELECT i.relname, pg_catalog.pg_relation_size(i.oid)::bigint,"
 	"       (CASE WHEN x.indpred IS NULL THEN t.reltuples ELSE i.reltuples END)::float8,"
-	"       w.width::float8, w.ncols > 0 AND w.ncols = w.nstats,"
+	"       w.width, w.ncols > 0 AND w.ncols = w.nstats,"
 	"       pg_catalog.pg_has_role(t.relowner, 'USAGE'), t.relname,"
 	"       coalesce((SELECT o.option_value::integer"
 	"                   FROM pg_catalog.pg_options_to_table(i.reloptions) o"
@@ -43,9 +44,11 @@ static const char estimate_sql[] =
 	"  JOIN pg_catalog.pg_am a ON a.oid = i.relam"
 	" CROSS JOIN LATERAL ("
 	"   SELECT count(*) AS ncols, count(s.avg_width) AS nstats,"
-	"          coalesce(sum(s.avg_width), 0) AS width"
-	"     FROM pg_catalog.unnest(x.indkey::pg_catalog.int2[]) AS k(attnum)"
+	"          pg_catalog.string_agg(s.avg_width || ':' || CASE WHEN ty.typlen = -1 THEN 'c'"
+	"                                ELSE ty.typalign::text END, ',' ORDER BY k.n) AS width"
+	"     FROM pg_catalog.unnest(x.indkey::pg_catalog.int2[]) WITH ORDINALITY AS k(attnum, n)"
 	"     LEFT JOIN pg_catalog.pg_attribute at ON at.attrelid = x.indrelid AND at.attnum = k.attnum"
+	"     LEFT JOIN pg_catalog.pg_type ty ON ty.oid = at.atttypid"
 	"     LEFT JOIN pg_catalog.pg_stats s ON s.schemaname = n.nspname AND s.tablename = t.relname"
 	"                                    AND s.attname = at.attname AND NOT s.inherited) w"
 	" WHERE n.nspname = 'outbox' AND a.amname = 'btree' AND x.indisvalid AND x.indisready"
@@ -124,16 +127,41 @@ static double mib(double bytes)
 	return bytes / (1024.0 * 1024.0);
 }
 
-/*
- * The size of a freshly built index of `tuples` entries of `width` bytes
- * of data: a leaf tuple is an 8-byte header plus the data, MAXALIGNed, plus
- * a 4-byte line pointer; a leaf page holds (block - 24 - 16) bytes of them,
- * filled to the fillfactor; the inner pages add about 1 %, the metapage
- * and the root a block each.
- */
-static double compact_size(double tuples, double width, int fillfactor, int block)
+/* The bytes of a leaf tuple: the 8-byte header, then each column
+ * ("WIDTH:ALIGN,...") at its alignment, MAXALIGNed. */
+static double tuple_bytes(const char *columns)
 {
-	double tuple = ceil((8.0 + width) / 8.0) * 8.0 + 4.0;
+	double off = 8;
+	const char *p = columns;
+
+	while (*p != '\0') {
+		char *end;
+		double w = strtod(p, &end);
+		int align = 1;
+
+		if (end == p)
+			break; /* not a width */
+		if (end[0] == ':' && end[1] != '\0') {
+			align = end[1] == 'd' ? 8 : end[1] == 'i' ? 4 : end[1] == 's' ? 2 : 1;
+			end += 2;
+		}
+		off = ceil(off / align) * align + w;
+		if (*end != ',')
+			break;
+		p = end + 1;
+	}
+	return ceil(off / 8.0) * 8.0;
+}
+
+/*
+ * The size of a freshly built index of `tuples` entries: a leaf tuple
+ * (tuple_bytes()) plus a 4-byte line pointer; a leaf page holds
+ * (block - 24 - 16) bytes of them, filled to the fillfactor; the inner
+ * pages add about 1 %, the metapage and the root a block each.
+ */
+static double compact_size(double tuples, const char *columns, int fillfactor, int block)
+{
+	double tuple = tuple_bytes(columns) + 4.0;
 	double per_page = floor((block - 40) * fillfactor / 100.0 / tuple);
 
 	if (per_page < 1)
@@ -198,7 +226,7 @@ static bool read_estimate(PGresult *res, int i, struct estimate *e)
 	e->owned = strcmp(PQgetvalue(res, i, 5), "t") == 0;
 	if (e->tuples < 0 || strcmp(PQgetvalue(res, i, 4), "t") != 0)
 		return false;
-	e->compact_bytes = compact_size(e->tuples, strtod(PQgetvalue(res, i, 3), NULL),
+	e->compact_bytes = compact_size(e->tuples, PQgetvalue(res, i, 3),
 	                                (int)strtol(PQgetvalue(res, i, 7), NULL, 10),
 	                                (int)strtol(PQgetvalue(res, i, 8), NULL, 10));
 	return true;
