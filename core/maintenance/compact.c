@@ -153,13 +153,11 @@ static double tuple_bytes(const char *columns)
 	return ceil(off / 8.0) * 8.0;
 }
 
-/*
- * The size of a freshly built index of `tuples` entries: a leaf tuple
- * (tuple_bytes()) plus a 4-byte line pointer; a leaf page holds
- * (block - 24 - 16) bytes of them, filled to the fillfactor; the inner
- * pages add about 1 %, the metapage and the root a block each.
- */
-static double compact_size(double tuples, const char *columns, int fillfactor, int block)
+/* See compact.h: a leaf tuple (tuple_bytes()) plus a 4-byte line pointer;
+ * a leaf page holds (block - 24 - 16) bytes of them (its header and the
+ * B-tree special space taken away), filled to the fillfactor; the inner
+ * pages add about 1 %, the metapage and the root a block each. */
+double compact_size(double tuples, const char *columns, int fillfactor, int block)
 {
 	double tuple = tuple_bytes(columns) + 4.0;
 	double per_page = floor((block - 40) * fillfactor / 100.0 / tuple);

@@ -53,4 +53,14 @@ void compact_reset(struct compact *c);
  */
 json_t *compact_step(struct compact *c, PGconn *conn, const struct cfg *cfg);
 
+/*
+ * The bytes of a B-tree index freshly built over `tuples` entries whose
+ * columns are `columns` (borrowed): "WIDTH:ALIGN,..." in index order, each
+ * column's average width in bytes and its alignment (c, s, i, d; a short
+ * varlena is c), e.g. "65:c" for a 64-character text key.  fillfactor in
+ * percent, block in bytes.  An estimate: docs/maintenance.md gives its
+ * measured error.
+ */
+double compact_size(double tuples, const char *columns, int fillfactor, int block);
+
 #endif
