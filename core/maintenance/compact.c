@@ -61,8 +61,9 @@ static const char estimate_sql[] =
  * progress on its table may still be using is left alone.
  */
 static const char leftovers_sql[] =
-	"SELECT i.relname FROM pg_catalog.pg_index x"
+	"SELECT i.relname, t.relname FROM pg_catalog.pg_index x"
 	"  JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid"
+	"  JOIN pg_catalog.pg_class t ON t.oid = x.indrelid"
 	"  JOIN pg_catalog.pg_namespace n ON n.oid = i.relnamespace"
 	" WHERE n.nspname = 'outbox' AND NOT x.indisvalid"
 	"   AND i.relname ~ '_cc(new|old)[0-9]*$'"
@@ -285,7 +286,7 @@ static bool is_denied(const PGresult *res)
 }
 
 /* DROP INDEX CONCURRENTLY of every leftover; -1 when one could not be dropped. */
-static int drop_leftovers(struct compact *c, const char *table)
+static int drop_leftovers(struct compact *c)
 {
 	char err[COMPACT_ERR_LEN];
 	PGresult *res = db_query(c->rebuild, leftovers_sql, 0, NULL, err, sizeof(err));
@@ -301,8 +302,10 @@ static int drop_leftovers(struct compact *c, const char *table)
 		char sql[256];
 		PGresult *r;
 
-		if (quoted == NULL)
-			return -1;
+		if (quoted == NULL) {
+			rc = -1;
+			break;
+		}
 		snprintf(sql, sizeof(sql), "DROP INDEX CONCURRENTLY IF EXISTS outbox.%s", quoted);
 		PQfreemem(quoted);
 		r = PQexec(c->rebuild, sql);
@@ -312,7 +315,7 @@ static int drop_leftovers(struct compact *c, const char *table)
 		} else {
 			db_error(c->rebuild, r, err, sizeof(err));
 			if (is_denied(r))
-				deny(c, name, table, err);
+				deny(c, name, PQgetvalue(res, i, 1), err);
 			else
 				log_warning("could not drop the invalid index \"outbox.%s\": %s", name, err);
 			rc = -1;
@@ -357,7 +360,7 @@ static int start_rebuild(struct compact *c, const struct cfg *cfg, const struct 
 		log_warning("could not prepare the rebuild of index \"outbox.%s\": %s", e->name, err);
 		goto fail;
 	}
-	if (drop_leftovers(c, e->table) < 0)
+	if (drop_leftovers(c) < 0)
 		goto fail;
 	quoted = PQescapeIdentifier(c->rebuild, e->name, strlen(e->name));
 	if (quoted == NULL)
