@@ -96,12 +96,19 @@ static const struct keyed_def keyed_defs[METRIC_N_KEYED_HISTOGRAMS] = {
 
 /* A slot's key is set once (compare-and-swap from NULL) and never freed:
  * slots fill in order, so two threads adding one key meet on one slot. */
-struct keyed_slot {
-	_Atomic(char *) key;
-	struct hist hist;
+static _Atomic(char *) keyed_keys[METRIC_N_KEYED_HISTOGRAMS][METRICS_MAX_KEYS];
+static struct hist keyed_hists[METRIC_N_KEYED_HISTOGRAMS][METRICS_MAX_KEYS];
+
+static const struct {
+	const char *name;
+	const char *help;
+	const char *label;
+} keyed_counter_defs[METRIC_N_KEYED_COUNTERS] = {
+	[METRIC_INDEX_REBUILDS] = {"outboxd_index_rebuilds_total", "Indexes of the outbox schema the pruner rebuilt with REINDEX CONCURRENTLY, by index.", "index"},
 };
 
-static struct keyed_slot keyed[METRIC_N_KEYED_HISTOGRAMS][METRICS_MAX_KEYS];
+static _Atomic(char *) counter_keys[METRIC_N_KEYED_COUNTERS][METRICS_MAX_KEYS];
+static atomic_uint_fast64_t counter_values[METRIC_N_KEYED_COUNTERS][METRICS_MAX_KEYS];
 
 static const struct {
 	const char *name;
@@ -204,42 +211,53 @@ void metrics_observe(enum metric_histogram h, const char *destination, double va
 	hist_add(&d->hists[h], &hist_defs[h], value);
 }
 
-/* The slot of key, claimed if new; NULL when the table is full or out of memory. */
-static struct keyed_slot *keyed_slot(enum metric_keyed_histogram h, const char *key)
+/* The slot of key in keys (METRICS_MAX_KEYS of them), claimed if new; -1
+ * when the table is full or out of memory. */
+static int keyed_slot(_Atomic(char *) *keys, const char *key)
 {
 	char *copy = NULL;
 
-	for (size_t i = 0; i < METRICS_MAX_KEYS; i++) {
-		struct keyed_slot *s = &keyed[h][i];
-		char *k = atomic_load_explicit(&s->key, memory_order_acquire);
+	for (int i = 0; i < METRICS_MAX_KEYS; i++) {
+		char *k = atomic_load_explicit(&keys[i], memory_order_acquire);
 
 		if (k == NULL) {
 			if (copy == NULL)
 				copy = strdup(key);
 			if (copy == NULL)
-				return NULL;
-			if (atomic_compare_exchange_strong(&s->key, &k, copy))
-				return s;
+				return -1;
+			if (atomic_compare_exchange_strong(&keys[i], &k, copy))
+				return i;
 			/* k now holds the key another thread put there. */
 		}
 		if (strcmp(k, key) == 0) {
 			free(copy);
-			return s;
+			return i;
 		}
 	}
 	free(copy);
-	return NULL;
+	return -1;
 }
 
 void metrics_observe_keyed(enum metric_keyed_histogram h, const char *key, double value)
 {
-	struct keyed_slot *s;
+	int i;
 
 	if (h >= METRIC_N_KEYED_HISTOGRAMS || key == NULL || isnan(value))
 		return;
-	s = keyed_slot(h, key);
-	if (s != NULL)
-		hist_add(&s->hist, &keyed_defs[h].hist, value);
+	i = keyed_slot(keyed_keys[h], key);
+	if (i >= 0)
+		hist_add(&keyed_hists[h][i], &keyed_defs[h].hist, value);
+}
+
+void metrics_inc_keyed(enum metric_keyed_counter c, const char *key)
+{
+	int i;
+
+	if (c >= METRIC_N_KEYED_COUNTERS || key == NULL)
+		return;
+	i = keyed_slot(counter_keys[c], key);
+	if (i >= 0)
+		atomic_fetch_add_explicit(&counter_values[c][i], 1, memory_order_relaxed);
 }
 
 void metrics_process_inc(enum metric_process_counter c)
@@ -420,12 +438,12 @@ static void write_histograms(FILE *out)
 		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", def->hist.name, def->hist.help,
 		        def->hist.name);
 		for (size_t i = 0; i < METRICS_MAX_KEYS; i++) {
-			const char *key = atomic_load_explicit(&keyed[h][i].key, memory_order_acquire);
+			const char *key = atomic_load_explicit(&keyed_keys[h][i], memory_order_acquire);
 
 			if (key == NULL)
 				break;
 			write_histogram(out, &def->hist, (struct series_label){def->label, key},
-			                &keyed[h][i].hist);
+			                &keyed_hists[h][i]);
 		}
 	}
 }
@@ -439,10 +457,31 @@ static void write_process_counters(FILE *out)
 		        &process_counters[c], memory_order_relaxed));
 }
 
+static void write_keyed_counters(FILE *out)
+{
+	for (int c = 0; c < METRIC_N_KEYED_COUNTERS; c++) {
+		const char *name = keyed_counter_defs[c].name;
+
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, keyed_counter_defs[c].help,
+		        name);
+		for (int i = 0; i < METRICS_MAX_KEYS; i++) {
+			const char *key = atomic_load_explicit(&counter_keys[c][i], memory_order_acquire);
+
+			if (key == NULL)
+				break;
+			fprintf(out, "%s{%s=\"", name, keyed_counter_defs[c].label);
+			metrics_write_label_value(out, key);
+			fprintf(out, "\"} %llu\n", (unsigned long long)atomic_load_explicit(
+			        &counter_values[c][i], memory_order_relaxed));
+		}
+	}
+}
+
 int metrics_write_prometheus(FILE *out)
 {
 	write_counters(out);
 	write_process_counters(out);
+	write_keyed_counters(out);
 	write_gauges(out);
 	write_histograms(out);
 	return ferror(out) ? -1 : 0;

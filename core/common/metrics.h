@@ -67,6 +67,13 @@ enum metric_keyed_histogram {
 	METRIC_N_KEYED_HISTOGRAMS
 };
 
+/* Counters of the whole process, one series per key (a name in the code
+ * or in the schema, never data). */
+enum metric_keyed_counter {
+	METRIC_INDEX_REBUILDS, /* outboxd_index_rebuilds_total{index} */
+	METRIC_N_KEYED_COUNTERS
+};
+
 /* Counters of the whole process, without a label. */
 enum metric_process_counter {
 	METRIC_CREDENTIAL_REFRESHES,         /* outboxd_aws_credential_refreshes_total */
@@ -101,6 +108,8 @@ void metrics_observe(enum metric_histogram h, const char *destination, double va
  */
 #define METRICS_MAX_KEYS 48
 void metrics_observe_keyed(enum metric_keyed_histogram h, const char *key, double value);
+/* One more under key (borrowed; copied), at most METRICS_MAX_KEYS keys. */
+void metrics_inc_keyed(enum metric_keyed_counter c, const char *key);
 /* Needs no metrics_init() either. */
 void metrics_process_inc(enum metric_process_counter c);
 /* CLOCK_MONOTONIC in seconds, for the duration histograms. */

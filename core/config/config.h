@@ -147,6 +147,8 @@ struct cfg {
 		int dlq_messages_seconds;    /* dead-letter evidence; default 30 days */
 		int interval_seconds;        /* between pruner runs; default 60 */
 		int batch_size;              /* rows per delete statement; default 1000 */
+		int reindex_bloat_ratio;     /* rebuild an index this many times its estimate; 0 = never */
+		int reindex_min_bytes;       /* ... and at least this large; default 8 MiB */
 	} retention;
 
 	/* Re-arms the events of due jobs nothing will wake (docs/maintenance.md). */

@@ -614,13 +614,17 @@ static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
 	v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err, errlen);
 	if (consumer_tx_violated(&tx)) {
 		/* tx_exec refused transaction control (the transaction is still
-		 * open, else the whole batch is lost): the job fails. */
-		log_warning("%s; the job fails dest=%s job_id=%s", tx.why, w->dest->name,
-		            j->claim.job_id);
+		 * open): the job fails.  Else the connection is gone, and with it
+		 * the whole batch's transaction: the caller retries them all. */
+		bool open = PQtransactionStatus(w->conn) == PQTRANS_INTRANS ||
+		            PQtransactionStatus(w->conn) == PQTRANS_INERROR;
+
+		log_warning("%s; %s dest=%s job_id=%s", tx.why,
+		            open ? "the job fails" : "nothing of the attempt was committed",
+		            w->dest->name, j->claim.job_id);
 		snprintf(err, errlen, "%s", tx.why);
 		v = OUTBOX_FAIL;
-		if (PQtransactionStatus(w->conn) != PQTRANS_INTRANS &&
-		    PQtransactionStatus(w->conn) != PQTRANS_INERROR)
+		if (!open)
 			return -1;
 	}
 	if (v == OUTBOX_OK && PQtransactionStatus(w->conn) == PQTRANS_INERROR)

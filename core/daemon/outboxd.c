@@ -329,6 +329,7 @@ static void wait_for_stop(const sigset_t *set, struct observe *obs, struct daemo
 		if (sig == SIGHUP) {
 			(void)daemon_reload(units, path);
 			register_consumer(maint, units, role);
+			maintenance_reloaded(maint);
 			continue;
 		}
 		if (consumer_exit_status() != 0)

@@ -4,16 +4,20 @@
 #include "maintenance/maintenance.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <jansson.h>
 
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "db/db.h"
 #include "db/registry.h"
+#include "maintenance/compact.h"
 #include "maintenance/runs.h"
 #include "maintenance/sweeper.h"
 
@@ -51,6 +55,8 @@ struct maintenance {
 	bool reg_active;           /* the thread's: reg_role was set at the last look */
 	long long reg_next_ms;     /* the thread's: when the next beat is due */
 	bool reg_written;          /* the thread's: a beat succeeded since start */
+	struct compact *compact;   /* owned; the index rebuilds, the pruner's step */
+	atomic_bool reloaded;      /* set by maintenance_reloaded() */
 };
 
 static int task_interval(const struct maintenance *m, enum task t)
@@ -146,6 +152,27 @@ static void count_prune(struct maintenance *m, const struct prune_counts *c, boo
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* counts (JSON text, freed) with "indexes": indexes (a reference taken)
+ * when the index check ran; the text to record (caller frees). */
+static char *with_indexes(char *counts, json_t *indexes)
+{
+	json_t *o = indexes != NULL && counts != NULL ? json_loads(counts, 0, NULL) : NULL;
+	char *text;
+
+	if (o == NULL || json_object_set_new(o, "indexes", indexes) < 0) {
+		if (o == NULL)
+			json_decref(indexes);
+		json_decref(o);
+		return counts;
+	}
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (text == NULL)
+		return counts;
+	free(counts);
+	return text;
+}
+
 /* One run of task t; the counts as JSON (caller frees) and ok in *ok. */
 static char *run_task(struct maintenance *m, enum task t, bool *ok, char *err, size_t errlen)
 {
@@ -169,7 +196,10 @@ static char *run_task(struct maintenance *m, enum task t, bool *ok, char *err, s
 		log_info("pruner deleted succeeded_jobs=%ld dead_jobs=%ld events=%ld dlq_messages=%ld "
 		         "in %lld ms", c.succeeded_jobs, c.dead_jobs, c.events, c.dlq_messages,
 		         (long long)(now_ms() - t0));
-	return prune_counts_json(&c);
+	if (atomic_exchange(&m->reloaded, false))
+		compact_reset(m->compact);
+	return with_indexes(prune_counts_json(&c),
+	                    *ok ? compact_step(m->compact, m->conn, m->cfg) : NULL);
 }
 
 static void run_and_record(struct maintenance *m, enum task t)
@@ -322,6 +352,13 @@ int maintenance_start(const struct cfg *cfg, const char *instance_id, struct mai
 		return -1;
 	}
 	m->cfg = cfg;
+	m->compact = compact_new(MAINTENANCE_LOCK_CLASS, MAINTENANCE_LOCK_REINDEX);
+	if (m->compact == NULL) {
+		free(m->instance_id);
+		free(m);
+		log_error("out of memory starting the maintenance thread");
+		return -1;
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&m->mu, NULL);
@@ -335,6 +372,7 @@ int maintenance_start(const struct cfg *cfg, const char *instance_id, struct mai
 		log_error("could not start the maintenance thread: %s", strerror(err));
 		pthread_cond_destroy(&m->cv);
 		pthread_mutex_destroy(&m->mu);
+		compact_free(m->compact);
 		free(m->instance_id);
 		free(m);
 		return -1;
@@ -392,8 +430,15 @@ void maintenance_stop(struct maintenance *m)
 	free_names(m->reg_names, m->reg_n);
 	/* Closing the session releases its advisory locks at once. */
 	PQfinish(m->conn);
+	compact_free(m->compact);
 	pthread_cond_destroy(&m->cv);
 	pthread_mutex_destroy(&m->mu);
 	free(m->instance_id);
 	free(m);
+}
+
+void maintenance_reloaded(struct maintenance *m)
+{
+	if (m != NULL)
+		atomic_store(&m->reloaded, true);
 }

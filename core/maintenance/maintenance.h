@@ -25,6 +25,8 @@
 #define MAINTENANCE_LOCK_CLASS 0x6f627864 /* "obxd" */
 #define MAINTENANCE_LOCK_SWEEPER 1
 #define MAINTENANCE_LOCK_PRUNER 2
+/* Held by the session of an index rebuild while it runs (compact.h). */
+#define MAINTENANCE_LOCK_REINDEX 3
 
 struct maintenance;
 
@@ -62,6 +64,10 @@ int maintenance_register(struct maintenance *m, const char *role, const char *co
 
 /* Copies the counters into *out.  m may be NULL (all zero). */
 void maintenance_counters_read(struct maintenance *m, struct maintenance_counters *out);
+
+/* The configuration was reloaded: an index rebuild refused for lack of
+ * rights is tried again at the next check.  NULL is a no-op; any thread. */
+void maintenance_reloaded(struct maintenance *m);
 
 /* Stops the thread (a run in progress finishes its statement), releases
  * the locks and frees m.  NULL is a no-op. */
