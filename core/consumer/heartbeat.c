@@ -443,7 +443,17 @@ void heartbeat_abandon(struct heartbeat *hb, size_t first, size_t n)
 {
 	pthread_mutex_lock(&hb->lock);
 	for (size_t i = first; i < first + n && i < hb->n_slots; i++) {
-		hb->slots[i].abandoned = true;
+		struct hb_slot *s = &hb->slots[i];
+
+		/* The receipt handles belong to the abandoned thread's batch,
+		 * which it frees as soon as its handler returns: no beat may
+		 * hold them past this point (the visibility thread skips
+		 * abandoned slots from now on), and the slot forgets them.
+		 * Its messages reappear when their visibility runs out. */
+		while (s->busy[HB_VIS])
+			pthread_cond_wait(&hb->cond, &hb->lock);
+		s->abandoned = true;
+		s->n_handles = 0;
 		/* A slot of the abandoned batch is never ended: it stays
 		 * active, so the shutdown's release_all() still sees a claim
 		 * the lease thread has not given back yet. */
@@ -492,6 +502,10 @@ static bool release_one(struct heartbeat *hb, struct hb_slot *s)
 		return false;
 	log_warning("handler did not finish within the shutdown grace period;"
 	            " claim released job_id=%s", s->claim.job_id);
+	/* An abandoned batch's slot has no handles any more; its message
+	 * reappears when its visibility runs out (nothing extends it). */
+	if (s->n_handles == 0)
+		return true;
 	if (sqs_change_message_visibility(hb->sqs, s->queue_url, s->handles[0], 0, &res) == 0)
 		return true;
 	log_warning("could not make the message visible again: %s %s job_id=%s",

@@ -272,7 +272,8 @@ static void deny(struct compact *c, const char *index, const char *table, const 
 	log_warning("cannot rebuild index \"outbox.%s\": %s; REINDEX needs the owner of table "
 	            "\"outbox.%s\": run outboxd as the role that owns the outbox tables, rebuild "
 	            "it by hand (REINDEX INDEX CONCURRENTLY outbox.%s), or set [retention] "
-	            "reindex_bloat_ratio = 0; no index is rebuilt until a reload index=outbox.%s",
+	            "reindex_bloat_ratio = 0 (a restart applies it); no index is rebuilt until "
+	            "a reload index=outbox.%s",
 	            index, why, table, index, index);
 	c->denied = true;
 }
@@ -353,15 +354,20 @@ static int start_rebuild(struct compact *c, const struct cfg *cfg, const struct 
 			log_warning("could not take the index rebuild lock: %s", err);
 		goto fail;
 	}
+	/* The drops run on the maintenance thread and wait for every
+	 * transaction on their table: under outboxd's session timeouts, so a
+	 * long transaction makes them fail (tried again at the next check)
+	 * instead of holding the sweeper and the pruner. */
+	if (drop_leftovers(c) < 0)
+		goto fail;
 	/* A rebuild waits for older transactions at each phase and may run for
-	 * minutes on a large index: neither timeout of outboxd's sessions fits. */
+	 * minutes on a large index: neither timeout of outboxd's sessions fits
+	 * (it is sent without waiting, so the thread goes on). */
 	if (db_exec(c->rebuild, "SET statement_timeout = 0; SET lock_timeout = 0", err,
 	            sizeof(err)) < 0) {
 		log_warning("could not prepare the rebuild of index \"outbox.%s\": %s", e->name, err);
 		goto fail;
 	}
-	if (drop_leftovers(c) < 0)
-		goto fail;
 	quoted = PQescapeIdentifier(c->rebuild, e->name, strlen(e->name));
 	if (quoted == NULL)
 		goto fail;
