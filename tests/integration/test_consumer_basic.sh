@@ -51,7 +51,8 @@ psql_q "$DB" "INSERT INTO outbox.outbox_events (event_id, event_type, job_id, de
 	SELECT 'news:$J3:1', 'news', '$J3', 'news', 1, replace(replace(body, ':0\"', ':1\"'), '\"redrive_generation\":0', '\"redrive_generation\":1')
 	  FROM outbox.outbox_events WHERE job_id = '$J3'" >/dev/null
 publish_event "$DB" "$QURL" "$J3" 1
-check "retry: PENDING after the first attempt" wait_for 10 \
+# The bound includes the consumer's start (on a loaded machine, seconds).
+check "retry: PENDING after the first attempt" wait_for 30 \
 	test "$(psql_q "$DB" "SELECT status || attempt_count FROM outbox.jobs WHERE job_id='$J3'")" = PENDING1
 # The retry deleted the message and re-armed the event; the test plays the relay.
 check "retry: message deleted" wait_for 10 depth_is "$QURL" 0
