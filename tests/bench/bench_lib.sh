@@ -14,7 +14,8 @@
 #   bench_fauxqs_start     the SQS/S3 emulator and the test credentials
 #   bench_pipeline         sources testlib.sh and test_pipeline_lib.sh; their
 #                          cleanup then ends with bench_cleanup
-#   bench_track PID        a process to stop at exit (TERM, KILL after 10 s)
+#   bench_track PID        a background job of this shell to stop at exit
+#                          (TERM, KILL after 10 s) if it still runs
 #   bench_cleanup          stops everything above, removes BENCH_WORK; runs
 #                          once, however the script ends
 #
@@ -85,8 +86,14 @@ bench_cleanup() {
 	[ "$bench_cleaned" = 0 ] || return 0
 	bench_cleaned=1
 	set +e
-	for p in "${bench_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	# only those still this shell's jobs: a PID already waited for may
+	# belong to another process by now
+	local live=() j
 	for p in "${bench_pids[@]}"; do
+		for j in $(jobs -p); do [ "$j" != "$p" ] || live+=("$p"); done
+	done
+	for p in "${live[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${live[@]}"; do
 		for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null

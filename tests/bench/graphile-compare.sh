@@ -93,7 +93,13 @@ gw_install() {
 }
 gw_install
 export NODE_PATH=$GW_DIR/node_modules
-gw() { node "$GW_JS" "$@"; }
+# in the background: a signal to the script then stops it at once (bash
+# runs a trap only once its foreground child has ended)
+gw() {
+	node "$GW_JS" "$@" &
+	bench_track "$!"
+	wait "$!"
+}
 sql() { psql -X -q -v ON_ERROR_STOP=1 -At -d "$1" -c "$2"; }
 
 bench_pg_start
@@ -112,8 +118,9 @@ producers() {
 	rm -f "$go" "$go".connected.*
 	: >"$out"
 	for i in $(seq 1 "$PRODUCERS"); do
-		gw produce "$db" "$PRODUCER_JOBS" "$go" "$q" >>"$out" &
+		node "$GW_JS" produce "$db" "$PRODUCER_JOBS" "$go" "$q" >>"$out" &
 		p+=("$!")
+		bench_track "$!"
 	done
 	for _ in $(seq 1 3000); do
 		[ "$(find "$BENCH_WORK" -name "${go##*/}.connected.*" | wc -l)" -lt "$PRODUCERS" ] || break
