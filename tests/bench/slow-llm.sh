@@ -29,27 +29,12 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-here=$(cd "$(dirname "$0")" && pwd)
-export OUTBOX_SRCDIR=${OUTBOX_SRCDIR:-$(cd "$here/../.." && pwd)}
-export OUTBOX_BUILDDIR=${OUTBOX_BUILDDIR:-$PWD}
-[ -x "$OUTBOX_BUILDDIR/outboxd" ] || { echo "slow-llm.sh: run it from the build directory" >&2; exit 64; }
-
-. "$OUTBOX_SRCDIR/tests/harness/services.sh"
-PGDIR=$(mktemp -d /tmp/slow-llm-pg.XXXXXX)
-rmdir "$PGDIR"
-port=$(free_port)
-conninfo=$("$OUTBOX_SRCDIR/tests/harness/durable-pg.sh" start "$PGDIR" "$port")
-fauxqs_start
-export OUTBOX_TEST_PG_CONNINFO=$conninfo OUTBOX_TEST_PG_PORT=$port
-export AWS_ACCESS_KEY_ID=AKIDOUTBOXTEST AWS_SECRET_ACCESS_KEY=outbox-test-secret AWS_REGION=us-east-1
-
-. "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
-. "$OUTBOX_SRCDIR/tests/integration/test_pipeline_lib.sh"
-pl_extra_cleanup() {
-	fauxqs_stop
-	"$OUTBOX_SRCDIR/tests/harness/durable-pg.sh" stop "$PGDIR"
-}
-pl_require
+. "$(dirname "$0")/bench_lib.sh"
+bench_init slow-llm
+bench_require_build
+bench_pg_start
+bench_fauxqs_start
+bench_pipeline
 
 export WORKERS VIS LEASE=$VIS
 STUB_DELAY_MS=$DELAY stub_start

@@ -11,36 +11,25 @@
 #   tests/bench/webhook-drain.sh [JOBS [ROUNDS]]   (as root, from anywhere)
 #
 # JOBS defaults to 20000, ROUNDS (noop then webhook, repeated) to 1.
-# Environment: OUTBOX_BUILDDIR (default SRC/_build), DESTINATIONS (3),
+# Environment: OUTBOX_BUILDDIR (default: the current directory if it holds
+# outboxd, else SRC/_build), DESTINATIONS (3),
 # WORKERS (the [consumer] workers per destination, 4).  Prints one line per
 # drain and a summary: jobs/s of each, the ratio, and the receiver's
 # requests per job.
 set -eu
 
-src=$(cd "$(dirname "$0")/../.." && pwd)
-build=${OUTBOX_BUILDDIR:-$src/_build}
 jobs=${1:-20000}
 rounds=${2:-1}
 dests=${DESTINATIONS:-3}
 workers=${WORKERS:-4}
+. "$(dirname "$0")/bench_lib.sh"
+bench_init webhook-drain
+bench_require_build
+src=$OUTBOX_SRCDIR build=$OUTBOX_BUILDDIR work=$BENCH_WORK
 export OUTBOX_MIGRATIONS_DIR="$src/migrations" OUTBOX_PLUGIN_DIR="$build/.libs"
-. "$src/tests/harness/services.sh"
-
-work=$(mktemp -d /var/tmp/webhook-bench.XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	fauxqs_stop
-	"$src/tests/harness/durable-pg.sh" stop "$work/pg" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-conninfo=$("$src/tests/harness/durable-pg.sh" start "$work/pg" "$(free_port)")
-fauxqs_start
-export AWS_ACCESS_KEY_ID=AKIDOUTBOXTEST AWS_SECRET_ACCESS_KEY=outbox-test-secret AWS_REGION=us-east-1
+bench_pg_start
+conninfo=$BENCH_CONNINFO
+bench_fauxqs_start
 export BENCH_WEBHOOK_SECRET="whsec_$(head -c 32 /dev/urandom | base64 -w0)"
 
 # The receiver: answers 200 at once, keeps connections alive, counts requests.
@@ -55,7 +44,7 @@ node -e '
 	s.keepAliveTimeout = 60000;
 	s.listen(0, "127.0.0.1", () => console.log("listening " + s.address().port));
 ' >"$work/receiver.out" 2>&1 &
-pids+=("$!")
+bench_track "$!"
 for _ in $(seq 1 100); do grep -q '^listening ' "$work/receiver.out" && break; sleep 0.05; done
 recv="http://127.0.0.1:$(sed -n 's/^listening //p' "$work/receiver.out")"
 
@@ -88,6 +77,7 @@ drain() {
 	t0=$(date +%s%N)
 	"$build/outboxd" -c "$ini" --role all >"$work/$tag.outboxd.log" 2>&1 &
 	local opid=$!
+	bench_track "$opid"
 	until [ "$(psql_db "$db" "SELECT count(*) FROM outbox.jobs WHERE status <> 'SUCCEEDED'")" = 0 ]; do
 		kill -0 "$opid" 2>/dev/null || { tail "$work/$tag.outboxd.log" >&2; return 1; }
 		sleep 0.05
