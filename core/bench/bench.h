@@ -209,7 +209,7 @@ void bench_phase(const struct bench *b, const char *phase, char *out, size_t len
 /* The database's counters at one point (bench_dbwork.c). */
 struct bench_db_sample {
 	bool have;
-	char lsn[32];           /* pg_current_wal_lsn() */
+	long long wal_bytes;    /* pg_current_wal_lsn() as a byte position */
 	long long row_versions; /* n_tup_ins + n_tup_upd of the outbox schema's tables */
 	long long jobs_upd, jobs_hot, events_upd, events_hot;
 };
@@ -228,7 +228,7 @@ struct bench_db_work {
 int bench_db_sample(struct bench *b, struct bench_db_sample *s) OUTBOX_MUSTCHECK;
 
 /* From s0 to s1 and the stopped daemon d's statistics, per job; 0 or -1. */
-int bench_db_work(struct bench *b, const struct bench_db_sample *s0,
+int bench_db_work(const struct bench_db_sample *s0,
                   const struct bench_db_sample *s1, const struct daemon *d, int jobs,
                   struct bench_db_work *out) OUTBOX_MUSTCHECK;
 

@@ -31,7 +31,7 @@ static const char others_sql[] =
 
 /* $1 = relname: that table's n_tup_upd, n_tup_hot_upd. */
 static const char sample_sql[] =
-	"SELECT pg_catalog.pg_current_wal_lsn()::text,"
+	"SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), '0/0')::bigint,"
 	"       coalesce(sum(n_tup_ins + n_tup_upd), 0)::bigint,"
 	"       coalesce(sum(n_tup_upd) FILTER (WHERE relname = 'jobs'), 0)::bigint,"
 	"       coalesce(sum(n_tup_hot_upd) FILTER (WHERE relname = 'jobs'), 0)::bigint,"
@@ -55,7 +55,7 @@ int bench_db_sample(struct bench *b, struct bench_db_sample *s)
 		log_error("could not read the WAL position and the table counters: %s", err);
 		return -1;
 	}
-	snprintf(s->lsn, sizeof(s->lsn), "%s", PQgetvalue(res, 0, 0));
+	s->wal_bytes = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	s->row_versions = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
 	s->jobs_upd = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
 	s->jobs_hot = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
@@ -66,38 +66,19 @@ int bench_db_sample(struct bench *b, struct bench_db_sample *s)
 	return 0;
 }
 
-static long long wal_bytes(struct bench *b, const char *from, const char *to)
-{
-	const char *params[2] = {to, from};
-	char err[512];
-	PGresult *res = db_query(b->conn, "SELECT pg_catalog.pg_wal_lsn_diff($1, $2)::bigint", 2,
-	                         params, err, sizeof(err));
-	long long n;
-
-	if (res == NULL) {
-		log_error("could not compare WAL positions: %s", err);
-		return -1;
-	}
-	n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
-	return n;
-}
-
 static double share(long long hot, long long upd)
 {
 	return upd > 0 ? (double)hot / (double)upd : -1;
 }
 
-int bench_db_work(struct bench *b, const struct bench_db_sample *s0,
+int bench_db_work(const struct bench_db_sample *s0,
                   const struct bench_db_sample *s1, const struct daemon *d, int jobs,
                   struct bench_db_work *out)
 {
-	long long wal;
-
 	memset(out, 0, sizeof(*out));
-	if (!s0->have || !s1->have || jobs <= 0 || (wal = wal_bytes(b, s0->lsn, s1->lsn)) < 0)
+	if (!s0->have || !s1->have || jobs <= 0)
 		return -1;
-	out->wal_bytes_per_job = (double)wal / jobs;
+	out->wal_bytes_per_job = (double)(s1->wal_bytes - s0->wal_bytes) / jobs;
 	out->row_versions_per_job = (double)(s1->row_versions - s0->row_versions) / jobs;
 	out->jobs_hot_share = share(s1->jobs_hot - s0->jobs_hot, s1->jobs_upd - s0->jobs_upd);
 	out->events_hot_share = share(s1->events_hot - s0->events_hot,

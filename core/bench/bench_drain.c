@@ -47,7 +47,7 @@ int bench_drain_run(struct bench *b, struct bench_drain *out)
 	json_decref(d.sqs);
 	/* After the stop: its sessions report their counters as they end. */
 	if (rc < 0 || bench_db_sample(b, &db1) < 0 ||
-	    bench_db_work(b, &db0, &db1, &d, b->jobs, &out->db) < 0)
+	    bench_db_work(&db0, &db1, &d, b->jobs, &out->db) < 0)
 		return -1;
 	out->rate = b->jobs * 1e6 / (double)(t1 - t0);
 	out->outboxd_cpu_ms_per_job = d.cpu_seconds * 1000.0 / b->jobs;

@@ -67,6 +67,24 @@ out:
 	return rc;
 }
 
+/*
+ * Sleeps until job k of a run started at t0_us is due at rate jobs/s (one
+ * schedule for the whole run, so a late job is followed by its successors
+ * at once and the run catches up instead of drifting).  Returns the time
+ * it woke (bench_now_us()).
+ */
+static int64_t pace(int64_t t0_us, int k, int rate)
+{
+	int64_t due = t0_us + (int64_t)k * 1000000 / rate, now = bench_now_us();
+
+	if (due <= now)
+		return now;
+	struct timespec pause = {(time_t)((due - now) / 1000000), (long)((due - now) % 1000000) * 1000};
+
+	nanosleep(&pause, NULL);
+	return bench_now_us();
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -101,21 +119,8 @@ static void *producer_main(void *arg)
 		return NULL;
 	}
 	for (int n = p->first; n < p->end; n += p->step) {
-		int64_t t0 = bench_now_us();
-
-		if (p->rate > 0) {
-			/* Job n is due at its place in one schedule shared by every
-			 * producer, so a late producer catches up instead of drifting. */
-			int64_t due = p->t0_us + (int64_t)(n - p->n0) * 1000000 / p->rate;
-
-			if (due > t0) {
-				struct timespec pause = {(time_t)((due - t0) / 1000000),
-				                         (long)((due - t0) % 1000000) * 1000};
-
-				nanosleep(&pause, NULL);
-				t0 = bench_now_us();
-			}
-		}
+		/* Job n's place in the schedule that every producer shares. */
+		int64_t t0 = p->rate > 0 ? pace(p->t0_us, n - p->n0, p->rate) : bench_now_us();
 
 		if (enqueue_one(p->b, conn, p->names, p->phase, n, NULL) < 0) {
 			PQfinish(conn);
@@ -316,11 +321,7 @@ int bench_latency_run(struct bench *b, int count, const char *runs_log,
 	if (commits == NULL || conn == NULL)
 		goto out;
 	for (int n = 0; n < count; n++) {
-		int64_t due = t0 + (int64_t)n * 1000000 / b->rate, now = bench_now_us();
-		struct timespec pause = {0, (long)((due - now) * 1000)};
-
-		if (due > now)
-			nanosleep(&pause, NULL);
+		pace(t0, n, b->rate);
 		if (enqueue_one(b, conn, b->names, phase, n, commits[n].job_id) < 0)
 			goto out;
 		commits[n].us = bench_wall_us();

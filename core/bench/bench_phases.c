@@ -81,7 +81,7 @@ static int e2e_phase(struct bench *b, const char *ini, struct bench_run *r)
 	r->e2e_cpu_seconds = d.cpu_seconds;
 	r->peak_rss_kib = d.peak_rss_kib;
 	if (rc == 0 && (bench_db_sample(b, &db1) < 0 ||
-	                bench_db_work(b, &db0, &db1, &d, b->jobs, &r->e2e_db) < 0))
+	                bench_db_work(&db0, &db1, &d, b->jobs, &r->e2e_db) < 0))
 		rc = -1;
 	return rc;
 }
