@@ -19,14 +19,7 @@ AQ=$QURL ADLQ=$DLQURL
 make_queues "cbind-b-$$" 2 1
 BQ=$QURL BDLQ=$DLQURL
 VIS=1 consumer_ini "$TEST_TMP/c.ini" "$DB" alpha "$AQ" "$ADLQ"
-cat >>"$TEST_TMP/c.ini" <<INI
-
-[destination:beta]
-queue_url = $BQ
-dlq_url = $BDLQ
-plugin = recorder
-plugin.log_file = $TEST_TMP/executions.log
-INI
+recorder_destination beta "$BQ" "$BDLQ" >>"$TEST_TMP/c.ini"
 cp "$TEST_TMP/c.ini" "$TEST_TMP/ctl.ini" # enqueue_job needs both destinations
 
 JA=$(enqueue_job "$DB" alpha 1)

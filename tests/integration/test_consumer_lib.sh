@@ -75,6 +75,19 @@ shutdown_grace_seconds = ${GRACE:-5}
 INI
 }
 
+# recorder_destination DEST QURL DLQURL: a [destination:DEST] section of the
+# recorder plugin, logging to $TEST_TMP/executions.log
+recorder_destination() {
+	cat <<INI
+
+[destination:$1]
+queue_url = $2
+dlq_url = $3
+plugin = recorder
+plugin.log_file = $TEST_TMP/executions.log
+INI
+}
+
 # consumer_ini FILE CONNINFO DEST QURL DLQURL [EXTRA_PLUGIN_LINES] ; env overrides:
 # LEASE VIS WORKERS GRACE
 consumer_ini() {
@@ -85,12 +98,7 @@ retry_base_seconds = 2
 retry_max_seconds = 8
 
 $(consumer_section)
-
-[destination:$3]
-queue_url = $4
-dlq_url = $5
-plugin = recorder
-plugin.log_file = $TEST_TMP/executions.log
+$(recorder_destination "$3" "$4" "$5")
 ${6:-}
 INI
 }

@@ -17,14 +17,7 @@ PQ=$QURL PDLQ=$DLQURL
 make_queues "roles-$$-news" 5 2
 INI=$TEST_TMP/c.ini
 consumer_ini "$INI" "$DB" news "$QURL" "$DLQURL"
-cat >>"$INI" <<INI
-
-[destination:price]
-queue_url = $PQ
-dlq_url = $PDLQ
-plugin = recorder
-plugin.log_file = $TEST_TMP/executions.log
-INI
+recorder_destination price "$PQ" "$PDLQ" >>"$INI"
 ctl() { "$OUTBOXCTL" -c "$INI" "$@"; }
 row() { psql_q "$DB" "SELECT role || ' ' || destinations::text FROM outbox.relay_instances WHERE instance_id LIKE '%:$1'"; }
 rows() { psql_q "$DB" "SELECT count(*) FROM outbox.relay_instances"; }
