@@ -40,6 +40,9 @@ struct soak_tenth {
 	double rate;
 	double claim_p50_ms, claim_p90_ms;
 	size_t probes;
+	double xmin_age_max_s;  /* the oldest snapshot another session held */
+	char xmin_holder[160];  /* who held it: application_name: query */
+	double relay_lag_max_s; /* the oldest NEW event's age */
 	json_t *relations; /* owned: {NAME: {bytes, live_rows, bytes_per_live_row}} */
 };
 
@@ -57,6 +60,8 @@ struct soak_probe {
 	pthread_mutex_t mu;
 	double *ms;            /* under mu; SOAK_MAX_PROBES, of the current tenth */
 	size_t n;
+	double xmin_age_max_s, relay_lag_max_s; /* under mu, of the current tenth */
+	char xmin_holder[160];
 	int failures;
 };
 
@@ -108,12 +113,54 @@ static void probe_once(struct soak_probe *p, int k)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/*
+ * What can make an index grow while its live rows do not: a snapshot held
+ * long (no dead entry older than it can be removed, by VACUUM or by the
+ * scans that mark entries dead) or a relay that fell behind (the NEW
+ * events stay in outbox_events_new_due).  Both are sampled with the probes
+ * and their worst per tenth reported, with who held the oldest snapshot.
+ */
+static const char horizon_sql[] =
+	"SELECT coalesce(extract(epoch FROM now() - a.xact_start), 0)::float8,"
+	"       coalesce(a.application_name || ': ' || left(a.query, 100), ''),"
+	"       coalesce((SELECT extract(epoch FROM now() - min(e.created_at))"
+	"                   FROM outbox.outbox_events e WHERE e.status = 'NEW'), 0)::float8"
+	"  FROM (SELECT 1) one LEFT JOIN LATERAL ("
+	"    SELECT xact_start, application_name, query FROM pg_catalog.pg_stat_activity"
+	"     WHERE backend_xmin IS NOT NULL AND pid <> pg_catalog.pg_backend_pid()"
+	"     ORDER BY xact_start LIMIT 1) a ON true";
+
+static void probe_horizon(struct soak_probe *p)
+{
+	char err[512];
+	PGresult *res = db_query(p->conn, horizon_sql, 0, NULL, err, sizeof(err));
+	double age, lag;
+
+	if (res == NULL) {
+		p->failures++;
+		return;
+	}
+	age = strtod(PQgetvalue(res, 0, 0), NULL);
+	lag = strtod(PQgetvalue(res, 0, 2), NULL);
+	pthread_mutex_lock(&p->mu);
+	if (age > p->xmin_age_max_s) {
+		p->xmin_age_max_s = age;
+		snprintf(p->xmin_holder, sizeof(p->xmin_holder), "%s", PQgetvalue(res, 0, 1));
+	}
+	if (lag > p->relay_lag_max_s)
+		p->relay_lag_max_s = lag;
+	pthread_mutex_unlock(&p->mu);
+	PQclear(res);
+}
+
 static void *probe_main(void *arg)
 {
 	struct soak_probe *p = arg;
 
 	for (int k = 0; !atomic_load(&p->stop); k++) {
 		probe_once(p, k);
+		if (k % 10 == 0)
+			probe_horizon(p);
 		usleep(SOAK_PROBE_MS * 1000);
 	}
 	return NULL;
@@ -134,7 +181,12 @@ static void probe_take(struct soak_probe *p, struct soak_tenth *t)
 	t->probes = p->n;
 	t->claim_p50_ms = p->n ? p->ms[p->n / 2] : 0;
 	t->claim_p90_ms = p->n ? p->ms[p->n * 9 / 10] : 0;
+	t->xmin_age_max_s = p->xmin_age_max_s;
+	t->relay_lag_max_s = p->relay_lag_max_s;
+	snprintf(t->xmin_holder, sizeof(t->xmin_holder), "%s", p->xmin_holder);
 	p->n = 0;
+	p->xmin_age_max_s = p->relay_lag_max_s = 0;
+	p->xmin_holder[0] = '\0';
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -286,8 +338,12 @@ static json_t *soak_tenths_json(const struct soak_tenth *t, int per)
 	json_t *a = json_array();
 
 	for (int i = 0; i < SOAK_TENTHS; i++)
-		json_array_append_new(a, json_pack("{s:i, s:f, s:f, s:O}", "jobs_done", per * (i + 1),
-		                      "rate", t[i].rate, "claim_p50_ms", t[i].claim_p50_ms,
+		json_array_append_new(a, json_pack("{s:i, s:f, s:f, s:f, s:s, s:f, s:O}",
+		                      "jobs_done", per * (i + 1), "rate", t[i].rate,
+		                      "claim_p50_ms", t[i].claim_p50_ms,
+		                      "oldest_snapshot_max_s", t[i].xmin_age_max_s,
+		                      "oldest_snapshot_holder", t[i].xmin_holder,
+		                      "relay_lag_max_s", t[i].relay_lag_max_s,
 		                      "relations", t[i].relations));
 	return a;
 }
