@@ -39,12 +39,16 @@ abandon_ini "$TEST_TMP/relay.ini" ""
 "$OUTBOXD" -c "$TEST_TMP/relay.ini" --role relay >>"$TEST_TMP/relay.log" 2>&1 &
 RPID=$!
 attempts() { psql_q "$DB" "SELECT attempt_count FROM outbox.jobs WHERE job_id = '$1'"; }
-# exited PID: the process is gone (reaped or a zombie)
-exited() { ! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" | cut -c1)" = Z ]; }
+# exited PID: the process is gone (reaped or a zombie).  The shell may reap
+# it between kill -0 and ps, so that ps finds nothing: gone too.
+exited() {
+	! kill -0 "$1" 2>/dev/null || case $(ps -o stat= -p "$1" | cut -c1) in Z | '') true ;; *) false ;; esac
+}
 # reap: $CPID's exit status in RC, killed first when it is still running
 reap() {
 	RC=0
-	exited "$CPID" || kill -KILL "$CPID" 2>/dev/null
+	# (under set -e, a kill that finds the process gone must not end the script)
+	exited "$CPID" || kill -KILL "$CPID" 2>/dev/null || true
 	wait "$CPID" || RC=$?
 	CPID=
 }
