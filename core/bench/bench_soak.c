@@ -35,14 +35,19 @@
 #define SOAK_MAX_PROBES 100000
 #define SOAK_TENTH_TIMEOUT_S 1800
 
+/* The worst horizon the probe saw in a tenth (probe_horizon()). */
+struct soak_horizon {
+	double snapshot_max_s;  /* the oldest snapshot another session held */
+	char holder[160];       /* who held it: application_name: query */
+	double relay_lag_max_s; /* the oldest NEW event's age */
+};
+
 struct soak_tenth {
 	double seconds;
 	double rate;
 	double claim_p50_ms, claim_p90_ms;
 	size_t probes;
-	double xmin_age_max_s;  /* the oldest snapshot another session held */
-	char xmin_holder[160];  /* who held it: application_name: query */
-	double relay_lag_max_s; /* the oldest NEW event's age */
+	struct soak_horizon horizon;
 	json_t *relations; /* owned: {NAME: {bytes, live_rows, bytes_per_live_row}} */
 };
 
@@ -60,8 +65,7 @@ struct soak_probe {
 	pthread_mutex_t mu;
 	double *ms;            /* under mu; SOAK_MAX_PROBES, of the current tenth */
 	size_t n;
-	double xmin_age_max_s, relay_lag_max_s; /* under mu, of the current tenth */
-	char xmin_holder[160];
+	struct soak_horizon horizon; /* under mu, of the current tenth */
 	int failures;
 };
 
@@ -143,12 +147,12 @@ static void probe_horizon(struct soak_probe *p)
 	age = strtod(PQgetvalue(res, 0, 0), NULL);
 	lag = strtod(PQgetvalue(res, 0, 2), NULL);
 	pthread_mutex_lock(&p->mu);
-	if (age > p->xmin_age_max_s) {
-		p->xmin_age_max_s = age;
-		snprintf(p->xmin_holder, sizeof(p->xmin_holder), "%s", PQgetvalue(res, 0, 1));
+	if (age > p->horizon.snapshot_max_s) {
+		p->horizon.snapshot_max_s = age;
+		snprintf(p->horizon.holder, sizeof(p->horizon.holder), "%s", PQgetvalue(res, 0, 1));
 	}
-	if (lag > p->relay_lag_max_s)
-		p->relay_lag_max_s = lag;
+	if (lag > p->horizon.relay_lag_max_s)
+		p->horizon.relay_lag_max_s = lag;
 	pthread_mutex_unlock(&p->mu);
 	PQclear(res);
 }
@@ -181,12 +185,9 @@ static void probe_take(struct soak_probe *p, struct soak_tenth *t)
 	t->probes = p->n;
 	t->claim_p50_ms = p->n ? p->ms[p->n / 2] : 0;
 	t->claim_p90_ms = p->n ? p->ms[p->n * 9 / 10] : 0;
-	t->xmin_age_max_s = p->xmin_age_max_s;
-	t->relay_lag_max_s = p->relay_lag_max_s;
-	snprintf(t->xmin_holder, sizeof(t->xmin_holder), "%s", p->xmin_holder);
+	t->horizon = p->horizon;
 	p->n = 0;
-	p->xmin_age_max_s = p->relay_lag_max_s = 0;
-	p->xmin_holder[0] = '\0';
+	p->horizon = (struct soak_horizon){0};
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -341,9 +342,9 @@ static json_t *soak_tenths_json(const struct soak_tenth *t, int per)
 		json_array_append_new(a, json_pack("{s:i, s:f, s:f, s:f, s:s, s:f, s:O}",
 		                      "jobs_done", per * (i + 1), "rate", t[i].rate,
 		                      "claim_p50_ms", t[i].claim_p50_ms,
-		                      "oldest_snapshot_max_s", t[i].xmin_age_max_s,
-		                      "oldest_snapshot_holder", t[i].xmin_holder,
-		                      "relay_lag_max_s", t[i].relay_lag_max_s,
+		                      "oldest_snapshot_max_s", t[i].horizon.snapshot_max_s,
+		                      "oldest_snapshot_holder", t[i].horizon.holder,
+		                      "relay_lag_max_s", t[i].horizon.relay_lag_max_s,
 		                      "relations", t[i].relations));
 	return a;
 }
