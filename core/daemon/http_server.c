@@ -325,13 +325,15 @@ int http_server_start(const struct cfg_listen *l, const struct http_server_hooks
 	(void)http_listen_sockaddr(l, &ss);
 	if (l->family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	/* The logger first: libmicrohttpd warns (through its own logger, to
+	 * stderr) about any option given before it. */
 	s->mhd = MHD_start_daemon(flags, (uint16_t)l->port, NULL, NULL, on_request, s,
+	                          MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
 	                          MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 	                          MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_TOTAL,
 	                          MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_PER_CLIENT,
 	                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S,
 	                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-	                          MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
 	                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 	                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 	                          MHD_OPTION_END);
