@@ -140,7 +140,9 @@ if [ "${OUTBOX_SKIP_DISTCHECK:-0}" != 1 ]; then
 	stage_is "make distcheck" "see _build/distcheck.out; a missing file belongs in its folder's .am fragment"
 	echo "== make distcheck"
 	make -C "$top/_build" -j"$jobs" distcheck >"$top/_build/distcheck.out" 2>&1 || {
-		tail -n 80 "$top/_build/distcheck.out"; exit 1; }
+		tail -n 80 "$top/_build/distcheck.out"
+		for sub in "$top"/_build/outboxd-*/_build/sub; do show_failures "$sub"; done
+		exit 1; }
 	grep -E 'archives ready|outboxd-.*tar' "$top/_build/distcheck.out" | tail -n 2
 	dist_tarball=$(ls "$top"/_build/outboxd-*.tar.gz | head -n 1)
 fi
