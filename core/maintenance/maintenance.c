@@ -18,6 +18,7 @@
 #include "db/db.h"
 #include "db/registry.h"
 #include "maintenance/compact.h"
+#include "maintenance/pending_scan.h"
 #include "maintenance/runs.h"
 #include "maintenance/sweeper.h"
 
@@ -56,6 +57,8 @@ struct maintenance {
 	long long reg_next_ms;     /* the thread's: when the next beat is due */
 	bool reg_written;          /* the thread's: a beat succeeded since start */
 	struct compact *compact;   /* owned; the index rebuilds, the pruner's step */
+	long long scan_next_ms;    /* the thread's: when pending_scan_run() is due */
+	bool scan_failing;         /* the thread's: its failure was logged */
 	atomic_bool reloaded;      /* set by maintenance_reloaded() */
 };
 
@@ -228,6 +231,30 @@ static void run_and_record(struct maintenance *m, enum task t)
 	free(counts);
 }
 
+/* The sweeper's instance reads jobs_pending_due every
+ * PENDING_SCAN_INTERVAL_MS (pending_scan.h); a failure is logged once until
+ * a scan succeeds again. */
+static void pending_scan(struct maintenance *m)
+{
+	char err[MAINT_ERR_LEN];
+
+	if (!m->leader[TASK_SWEEPER] || now_ms() < m->scan_next_ms)
+		return;
+	m->scan_next_ms = now_ms() + PENDING_SCAN_INTERVAL_MS;
+	if (pending_scan_run(m->conn, m->cfg, err, sizeof(err)) == 0) {
+		m->scan_failing = false;
+		return;
+	}
+	if (db_connection_lost(m->conn)) {
+		disconnect(m, err);
+		return;
+	}
+	if (!m->scan_failing)
+		log_warning("the scan of outbox.jobs_pending_due failed: %s; the index grows until"
+		            " VACUUM", err);
+	m->scan_failing = true;
+}
+
 static void free_names(char **names, size_t n)
 {
 	for (size_t i = 0; names != NULL && i < n; i++)
@@ -328,9 +355,13 @@ static void *maintenance_main(void *arg)
 				run_and_record(m, (enum task)t);
 		}
 		if (m->conn != NULL)
+			pending_scan(m);
+		if (m->conn != NULL)
 			registry_beat(m);
 		for (int t = 0; t < N_TASKS; t++)
 			next = m->next_ms[t] < next ? m->next_ms[t] : next;
+		if (m->leader[TASK_SWEEPER] && m->scan_next_ms < next)
+			next = m->scan_next_ms;
 		if (m->reg_active && m->reg_next_ms < next)
 			next = m->reg_next_ms;
 		if (sleep_until(m, next, m->conn != NULL))

@@ -1,0 +1,64 @@
+/*
+ * maintenance/pending_scan.c: the scan of jobs_pending_due (see
+ * pending_scan.h).
+ */
+#include "maintenance/pending_scan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+
+/*
+ * $1 the destinations.  For each, the newest PENDING_SCAN_ROWS live entries
+ * from the right end of its range, backwards, the way the planner reads
+ * this ORDER BY ... LIMIT: an index scan, the only kind that marks entries
+ * dead (a bitmap scan does not, a sequential scan reads no index).  The
+ * right end is where new jobs enter; the pages to the left of it take no
+ * more inserts and are VACUUM's.  Dead entries do not count towards the
+ * limit, so a scan visits every dead entry on its way and stops early only
+ * in a backlog: a million PENDING jobs cost a thousand rows a destination.
+ */
+static const char scan_sql[] =
+	"SELECT count(*) FROM unnest($1::text[]) AS d(name),"
+	" LATERAL (SELECT 1 FROM outbox.jobs j"
+	"           WHERE j.destination = d.name AND j.status = 'PENDING'"
+	"           ORDER BY j.next_attempt_at DESC LIMIT " PENDING_SCAN_ROWS_TEXT ") x";
+
+/* {"a","b"} (caller frees); NULL when out of memory.  Destination names
+ * are [a-z0-9_-] (config validation): nothing to escape. */
+static char *names_array(const struct cfg *cfg)
+{
+	size_t len = 3;
+	char *out, *p;
+
+	for (size_t i = 0; i < cfg->n_destinations; i++)
+		len += strlen(cfg->destinations[i].name) + 3;
+	out = p = malloc(len);
+	if (out == NULL)
+		return NULL;
+	*p++ = '{';
+	for (size_t i = 0; i < cfg->n_destinations; i++)
+		p += sprintf(p, "%s\"%s\"", i > 0 ? "," : "", cfg->destinations[i].name);
+	strcpy(p, "}");
+	return out;
+}
+
+int pending_scan_run(PGconn *conn, const struct cfg *cfg, char *err, size_t errlen)
+{
+	char *names = names_array(cfg);
+	const char *params[1] = {names};
+	PGresult *res;
+
+	if (names == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	res = db_query(conn, scan_sql, 1, params, err, errlen);
+	free(names);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
