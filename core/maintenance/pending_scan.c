@@ -12,14 +12,23 @@
 
 /*
  * $1 the destinations.  For each, the newest PENDING_SCAN_ROWS live entries
- * from the right end of its range, backwards, the way the planner reads
- * this ORDER BY ... LIMIT: an index scan, the only kind that marks entries
- * dead (a bitmap scan does not, a sequential scan reads no index).  The
- * right end is where new jobs enter; the pages to the left of it take no
- * more inserts and are VACUUM's.  Dead entries do not count towards the
- * limit, so a scan visits every dead entry on its way and stops early only
- * in a backlog: a million PENDING jobs cost a thousand rows a destination.
+ * from the right end of its range, backwards.  The right end is where new
+ * jobs enter; the pages to the left of it take no more inserts and are
+ * VACUUM's.  Dead entries do not count towards the limit, so a scan visits
+ * every dead entry on its way and stops early only in a backlog: a million
+ * PENDING jobs cost a thousand rows a destination.
+ *
+ * It must be an index scan of jobs_pending_due: only an index scan marks
+ * entries dead (a bitmap scan does not, a sequential scan reads no index),
+ * and only that index gives this order without a sort, which the planner
+ * could otherwise prefer on jobs_destination_status.  The settings hold for
+ * the scan's transaction only.
  */
+static const char plan_sql[] =
+	"BEGIN;"
+	" SET LOCAL enable_sort = off;"
+	" SET LOCAL enable_bitmapscan = off;"
+	" SET LOCAL enable_seqscan = off";
 static const char scan_sql[] =
 	"SELECT count(*) FROM unnest($1::text[]) AS d(name),"
 	" LATERAL (SELECT 1 FROM outbox.jobs j"
@@ -49,16 +58,21 @@ int pending_scan_run(PGconn *conn, const struct cfg *cfg, char *err, size_t errl
 {
 	char *names = names_array(cfg);
 	const char *params[1] = {names};
-	PGresult *res;
+	PGresult *res = NULL;
 
 	if (names == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	res = db_query(conn, scan_sql, 1, params, err, errlen);
+	if (db_exec(conn, plan_sql, err, errlen) == 0)
+		res = db_query(conn, scan_sql, 1, params, err, errlen);
 	free(names);
-	if (res == NULL)
-		return -1;
+	if (res != NULL && db_exec(conn, "COMMIT", err, errlen) == 0) {
+		PQclear(res);
+		return 0;
+	}
 	PQclear(res);
-	return 0;
+	if (PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
+	return -1;
 }

@@ -32,7 +32,8 @@
 /* Live entries read per destination and scan (the text for the SQL). */
 #define PENDING_SCAN_ROWS_TEXT "1000"
 
-/* One scan on conn (borrowed, idle) of the destinations of cfg (borrowed).
+/* One scan, in a transaction of its own, on conn (borrowed, idle) of the
+ * destinations of cfg (borrowed).
  * Returns 0, or -1 with err set. */
 int pending_scan_run(PGconn *conn, const struct cfg *cfg, char *err, size_t errlen)
 	OUTBOX_MUSTCHECK;
