@@ -222,10 +222,17 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		"       started_by = NULL, crash_count = 0, dlq_arrivals = 0,"
 		"       finished_at = NULL, updated_at = now()"
 		" WHERE job_id = $1 RETURNING redrive_generation"},
+	/* The new event keeps the trace the producer started: the traceparent
+	 * of the job's newest earlier event that has one (events pruned by
+	 * [retention] events_seconds took theirs with them). */
 	[ST_REDRIVE_EVENT] = {"ledger_redrive_event", 6,
 		"INSERT INTO outbox.outbox_events (event_id, event_type, job_id, destination,"
-		"                                  redrive_generation, body)"
-		" VALUES ($1, $2, $3, $4, $5::integer, $6)"},
+		"                                  redrive_generation, body, traceparent)"
+		" SELECT $1, $2, $3, $4, $5::integer, $6,"
+		"        (SELECT e.traceparent FROM outbox.outbox_events e"
+		"          WHERE e.job_id = $3 AND e.redrive_generation < $5::integer"
+		"            AND e.traceparent IS NOT NULL"
+		"          ORDER BY e.redrive_generation DESC LIMIT 1)"},
 	/* The pipeline's claim of a whole receive batch: each row keeps its own
 	 * generation and job type; rows another transaction holds locked are
 	 * skipped (no waits, no lock-order deadlock between workers): the caller

@@ -291,7 +291,8 @@ int ledger_record_dlq(PGconn *conn, const struct ledger_dlq_record *rec,
  * outboxctl redrive, inside the caller's transaction: lock the job; refuse
  * it under a live lease; raise redrive_generation, reset it to PENDING
  * (attempt_count 0, crash_count 0, due now, no claim, no dead_reason) and insert the new
- * outbox event with the relay's body format.  Returns 1 with *new_generation
+ * outbox event with the relay's body format and the traceparent of the
+ * job's newest earlier event that has one.  Returns 1 with *new_generation
  * and event_id (event_id_len >= 128), 0 if the job does not exist, -2 if it
  * is under a live lease, -1 on a database error.
  */

@@ -41,34 +41,6 @@ static int read_status(PGconn *conn, const char *job_id, bool only_dead,
 	return rc;
 }
 
-/*
- * The new event keeps the trace the producer started: the traceparent of
- * the job's newest earlier event that has one (events pruned by
- * [retention] events_seconds before the job took theirs with them).  In
- * the redrive's transaction, so the relay never sees the event without it.
- */
-static int copy_traceparent(PGconn *conn, const char *job_id, int gen, const char *event_id,
-                            char *err, size_t errlen)
-{
-	char gen_text[16];
-	const char *params[3] = {event_id, job_id, gen_text};
-	PGresult *res;
-
-	snprintf(gen_text, sizeof(gen_text), "%d", gen);
-	res = db_query(conn,
-		"UPDATE outbox.outbox_events SET traceparent = ("
-		"  SELECT e.traceparent FROM outbox.outbox_events e"
-		"   WHERE e.job_id = $2 AND e.redrive_generation < $3::integer"
-		"     AND e.traceparent IS NOT NULL"
-		"   ORDER BY e.redrive_generation DESC LIMIT 1)"
-		" WHERE event_id = $1 AND traceparent IS NULL",
-		3, params, err, errlen);
-	if (res == NULL)
-		return -1;
-	PQclear(res);
-	return 0;
-}
-
 int ops_redrive_job(PGconn *conn, const char *job_id, bool only_dead,
                     struct ops_redrive_result *out, char *err, size_t errlen)
 {
@@ -84,9 +56,6 @@ int ops_redrive_job(PGconn *conn, const char *job_id, bool only_dead,
 	if (rc == 1)
 		rc = ledger_redrive(conn, job_id, &out->generation, out->event_id,
 		                    sizeof(out->event_id), dberr, sizeof(dberr));
-	if (rc == 1 && copy_traceparent(conn, job_id, out->generation, out->event_id, dberr,
-	                                sizeof(dberr)) < 0)
-		rc = -1;
 	if (rc == 1 && db_exec(conn, "COMMIT", dberr, sizeof(dberr)) == 0) {
 		out->changed = true;
 		return 0;
