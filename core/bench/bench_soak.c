@@ -66,7 +66,9 @@ struct soak_probe {
 	double *ms;            /* under mu; SOAK_MAX_PROBES, of the current tenth */
 	size_t n;
 	struct soak_horizon horizon; /* under mu, of the current tenth */
-	int failures;
+	int failures;          /* claim probes that failed */
+	int horizon_failures;  /* horizon queries that failed */
+	char last_err[512];    /* the last failure's message */
 };
 
 static int soak_queues(struct bench *b, int retention)
@@ -92,6 +94,13 @@ static int soak_queues(struct bench *b, int retention)
 	return 0;
 }
 
+/* Counts a failure in *count and keeps its message (the thread's own). */
+static void probe_failed(struct soak_probe *p, int *count, const char *err)
+{
+	(*count)++;
+	snprintf(p->last_err, sizeof(p->last_err), "%s", err);
+}
+
 static void probe_once(struct soak_probe *p, int k)
 {
 	char err[512];
@@ -100,17 +109,17 @@ static void probe_once(struct soak_probe *p, int k)
 	double ms;
 
 	if (db_exec(p->conn, "BEGIN", err, sizeof(err)) < 0) {
-		p->failures++;
+		probe_failed(p, &p->failures, err);
 		return;
 	}
 	t0 = bench_now_us();
 	if (outbox_store_claim(p->conn, p->b->names[k % p->b->dests], "outbox-bench-probe", 10, 30,
 	                       &c, err, sizeof(err)) < 0)
-		p->failures++;
+		probe_failed(p, &p->failures, err);
 	ms = (double)(bench_now_us() - t0) / 1000.0;
 	outbox_store_claim_free(&c);
 	if (db_exec(p->conn, "ROLLBACK", err, sizeof(err)) < 0)
-		p->failures++;
+		probe_failed(p, &p->failures, err);
 	pthread_mutex_lock(&p->mu);
 	if (p->n < SOAK_MAX_PROBES)
 		p->ms[p->n++] = ms;
@@ -141,7 +150,7 @@ static void probe_horizon(struct soak_probe *p)
 	double age, lag;
 
 	if (res == NULL) {
-		p->failures++;
+		probe_failed(p, &p->horizon_failures, err);
 		return;
 	}
 	age = strtod(PQgetvalue(res, 0, 0), NULL);
@@ -470,9 +479,11 @@ int bench_soak_run(struct bench *b, bool json)
 	double total_s = (double)(bench_now_us() - t0) / 1e6;
 	/* The probe thread is joined before its failure count is read. */
 	probe_stop(&p, started);
-	if (done == SOAK_TENTHS && p.failures > 0) {
-		/* A failed probe times an error, not the claim: no figures. */
-		log_error("%d claim probes failed; see the PostgreSQL log", p.failures);
+	if (done == SOAK_TENTHS && p.failures + p.horizon_failures > 0) {
+		/* A failed probe times an error, not the claim, or misses the
+		 * worst horizon: no figures. */
+		log_error("%d claim probes and %d horizon queries failed, the last with: %s",
+		          p.failures, p.horizon_failures, p.last_err);
 	} else if (done == SOAK_TENTHS) {
 		print_soak(b, t, sz, per, queue_retention, total_s, json);
 		rc = 0;
