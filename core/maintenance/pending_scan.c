@@ -39,18 +39,19 @@ static const char scan_sql[] =
  * are [a-z0-9_-] (config validation): nothing to escape. */
 static char *names_array(const struct cfg *cfg)
 {
-	size_t len = 3;
-	char *out, *p;
+	size_t len = 3, used = 1;
+	char *out;
 
 	for (size_t i = 0; i < cfg->n_destinations; i++)
 		len += strlen(cfg->destinations[i].name) + 3;
-	out = p = malloc(len);
+	out = malloc(len);
 	if (out == NULL)
 		return NULL;
-	*p++ = '{';
+	out[0] = '{';
 	for (size_t i = 0; i < cfg->n_destinations; i++)
-		p += sprintf(p, "%s\"%s\"", i > 0 ? "," : "", cfg->destinations[i].name);
-	strcpy(p, "}");
+		used += (size_t)snprintf(out + used, len - used, "%s\"%s\"", i > 0 ? "," : "",
+		                         cfg->destinations[i].name);
+	snprintf(out + used, len - used, "}");
 	return out;
 }
 
