@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "db/db.h"
 
 /*
@@ -60,6 +61,7 @@ int pending_scan_run(PGconn *conn, const struct cfg *cfg, char *err, size_t errl
 	char *names = names_array(cfg);
 	const char *params[1] = {names};
 	PGresult *res = NULL;
+	char rberr[64];
 
 	if (names == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -73,7 +75,9 @@ int pending_scan_run(PGconn *conn, const struct cfg *cfg, char *err, size_t errl
 		return 0;
 	}
 	PQclear(res);
-	if (PQtransactionStatus(conn) != PQTRANS_IDLE)
-		PQclear(PQexec(conn, "ROLLBACK"));
+	/* err keeps the first failure; a lost connection fails this too. */
+	if (PQtransactionStatus(conn) != PQTRANS_IDLE &&
+	    db_exec(conn, "ROLLBACK", rberr, sizeof(rberr)) < 0)
+		log_debug("could not roll back the scan of jobs_pending_due: %s", rberr);
 	return -1;
 }

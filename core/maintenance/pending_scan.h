@@ -1,6 +1,7 @@
 /*
  * maintenance/pending_scan.h: read outbox.jobs_pending_due once a second,
- * so that its file stops growing (docs/maintenance.md, "Steady state").
+ * so that its file stops growing (docs/maintenance.md, "Keeping the
+ * indexes compact").
  *
  * A claim leaves the PENDING version of its job behind, and that version's
  * entry in the partial index jobs_pending_due: the claim reaches the row by
