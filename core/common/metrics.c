@@ -105,6 +105,7 @@ static const struct {
 	const char *label;
 } keyed_counter_defs[METRIC_N_KEYED_COUNTERS] = {
 	[METRIC_INDEX_REBUILDS] = {"outboxd_index_rebuilds_total", "Indexes of the outbox schema the pruner rebuilt with REINDEX CONCURRENTLY, by index.", "index"},
+	[METRIC_TABLE_VACUUMS] = {"outboxd_table_vacuums_total", "VACUUMs of an outbox table the pruner ran after vacuum_after_rows deleted rows, by table.", "table"},
 };
 
 static _Atomic(char *) counter_keys[METRIC_N_KEYED_COUNTERS][METRICS_MAX_KEYS];

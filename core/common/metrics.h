@@ -71,6 +71,7 @@ enum metric_keyed_histogram {
  * or in the schema, never data). */
 enum metric_keyed_counter {
 	METRIC_INDEX_REBUILDS, /* outboxd_index_rebuilds_total{index} */
+	METRIC_TABLE_VACUUMS,  /* outboxd_table_vacuums_total{table} */
 	METRIC_N_KEYED_COUNTERS
 };
 

@@ -149,6 +149,7 @@ struct cfg {
 		int batch_size;              /* rows per delete statement; default 1000 */
 		int reindex_bloat_ratio;     /* rebuild an index this many times its estimate; 0 = never */
 		int reindex_min_bytes;       /* ... and at least this large; default 8 MiB */
+		int vacuum_after_rows;       /* VACUUM a table after this many pruned rows; 0 = never */
 	} retention;
 
 	/* Re-arms the events of due jobs nothing will wake (docs/maintenance.md). */

@@ -74,7 +74,7 @@ struct cfg_opt {
  * because the parser keeps one line number per option; options.c checks
  * at compile time that it matches the table.
  */
-#define CFG_N_OPTS 59
+#define CFG_N_OPTS 60
 extern const struct cfg_opt cfg_opts[CFG_N_OPTS];
 
 /* Fixed sections (config.c); [database], the first, is the only required one. */

@@ -84,6 +84,7 @@ const struct cfg_opt cfg_opts[] = {
 	CFG_OPT_INT("retention", "batch_size", cfg, retention.batch_size, 1000, 1, 100000),
 	CFG_OPT_INT("retention", "reindex_bloat_ratio", cfg, retention.reindex_bloat_ratio, 2, 0, 100),
 	CFG_OPT_INT("retention", "reindex_min_bytes", cfg, retention.reindex_min_bytes, 8388608, 0, 2147483647),
+	CFG_OPT_INT("retention", "vacuum_after_rows", cfg, retention.vacuum_after_rows, 10000, 0, 2147483647),
 	CFG_OPT_INT("sweeper", "horizon_seconds", cfg, sweeper.horizon_seconds, 0, 0, 86400),
 	CFG_OPT_INT("sweeper", "interval_seconds", cfg, sweeper.interval_seconds, 30, 1, 86400),
 	CFG_OPT_INT("sweeper", "batch_size", cfg, sweeper.batch_size, 500, 1, 100000),

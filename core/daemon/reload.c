@@ -90,6 +90,7 @@ static int compare_maintenance(const struct cfg *run, const struct cfg *next)
 	       CMP_INT(retention, batch_size) +
 	       CMP_INT(retention, reindex_bloat_ratio) +
 	       CMP_INT(retention, reindex_min_bytes) +
+	       CMP_INT(retention, vacuum_after_rows) +
 	       CMP_INT(sweeper, horizon_seconds) +
 	       CMP_INT(sweeper, interval_seconds) +
 	       CMP_INT(sweeper, batch_size);

@@ -21,6 +21,7 @@
 #include "maintenance/pending_scan.h"
 #include "maintenance/runs.h"
 #include "maintenance/sweeper.h"
+#include "maintenance/vacuum.h"
 
 #define MAINT_ERR_LEN 1024
 /* Statements per class and run: a run never holds the thread for long;
@@ -57,6 +58,7 @@ struct maintenance {
 	long long reg_next_ms;     /* the thread's: when the next beat is due */
 	bool reg_written;          /* the thread's: a beat succeeded since start */
 	struct compact *compact;   /* owned; the index rebuilds, the pruner's step */
+	struct table_vacuum *vacuum; /* owned; the pruner's VACUUMs */
 	long long scan_next_ms;    /* the thread's: when pending_scan_run() is due */
 	bool scan_failing;         /* the thread's: its failure was logged */
 	atomic_bool reloaded;      /* set by maintenance_reloaded() */
@@ -155,16 +157,16 @@ static void count_prune(struct maintenance *m, const struct prune_counts *c, boo
 	pthread_mutex_unlock(&m->mu);
 }
 
-/* counts (JSON text, freed) with "indexes": indexes (a reference taken)
- * when the index check ran; the text to record (caller frees). */
-static char *with_indexes(char *counts, json_t *indexes)
+/* counts (JSON text, freed) with key: value (a reference taken) when value
+ * is not NULL; the text to record (caller frees). */
+static char *with_member(char *counts, const char *key, json_t *value)
 {
-	json_t *o = indexes != NULL && counts != NULL ? json_loads(counts, 0, NULL) : NULL;
+	json_t *o = value != NULL && counts != NULL ? json_loads(counts, 0, NULL) : NULL;
 	char *text;
 
-	if (o == NULL || json_object_set_new(o, "indexes", indexes) < 0) {
+	if (o == NULL || json_object_set_new(o, key, value) < 0) {
 		if (o == NULL)
-			json_decref(indexes);
+			json_decref(value);
 		json_decref(o);
 		return counts;
 	}
@@ -199,10 +201,17 @@ static char *run_task(struct maintenance *m, enum task t, bool *ok, char *err, s
 		log_info("pruner deleted succeeded_jobs=%ld dead_jobs=%ld events=%ld dlq_messages=%ld "
 		         "in %lld ms", c.succeeded_jobs, c.dead_jobs, c.events, c.dlq_messages,
 		         (long long)(now_ms() - t0));
-	if (atomic_exchange(&m->reloaded, false))
+	if (atomic_exchange(&m->reloaded, false)) {
 		compact_reset(m->compact);
-	return with_indexes(prune_counts_json(&c),
-	                    *ok ? compact_step(m->compact, m->conn, m->cfg) : NULL);
+		table_vacuum_reset(m->vacuum);
+	}
+	/* Rows a failed run deleted before it failed count too. */
+	json_t *vacuum = table_vacuum_step(m->vacuum, m->conn, m->cfg,
+	                                   c.succeeded_jobs + c.dead_jobs, c.events);
+
+	return with_member(with_member(prune_counts_json(&c), "indexes",
+	                               *ok ? compact_step(m->compact, m->conn, m->cfg) : NULL),
+	                   "vacuum", vacuum);
 }
 
 static void run_and_record(struct maintenance *m, enum task t)
@@ -384,7 +393,10 @@ int maintenance_start(const struct cfg *cfg, const char *instance_id, struct mai
 	}
 	m->cfg = cfg;
 	m->compact = compact_new(MAINTENANCE_LOCK_CLASS, MAINTENANCE_LOCK_REINDEX);
-	if (m->compact == NULL) {
+	m->vacuum = table_vacuum_new();
+	if (m->compact == NULL || m->vacuum == NULL) {
+		compact_free(m->compact);
+		table_vacuum_free(m->vacuum);
 		free(m->instance_id);
 		free(m);
 		log_error("out of memory starting the maintenance thread");
@@ -404,6 +416,7 @@ int maintenance_start(const struct cfg *cfg, const char *instance_id, struct mai
 		pthread_cond_destroy(&m->cv);
 		pthread_mutex_destroy(&m->mu);
 		compact_free(m->compact);
+		table_vacuum_free(m->vacuum);
 		free(m->instance_id);
 		free(m);
 		return -1;
@@ -462,6 +475,7 @@ void maintenance_stop(struct maintenance *m)
 	/* Closing the session releases its advisory locks at once. */
 	PQfinish(m->conn);
 	compact_free(m->compact);
+	table_vacuum_free(m->vacuum);
 	pthread_cond_destroy(&m->cv);
 	pthread_mutex_destroy(&m->mu);
 	free(m->instance_id);

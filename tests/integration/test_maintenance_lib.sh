@@ -9,6 +9,10 @@
 #   m_stop PID               SIGTERM, wait
 #   m_run TASK FIELD         a field of the task's outbox.maintenance_runs row
 #   m_purge QURL             PurgeQueue at the emulator
+#   m_role_create ROLE INI OUT   a login role with every right on the
+#                            outbox schema but owning nothing, and OUT: INI
+#                            connecting as it
+#   m_role_drop ROLE         revokes those rights and drops the role
 
 m_pids=()
 m_cleanup() {
@@ -77,4 +81,23 @@ m_run() {
 
 m_purge() {
 	sqs PurgeQueue "{\"QueueUrl\":\"$1\"}" >/dev/null
+}
+
+m_role_create() {
+	local role=$1
+	PGOPTIONS="-c client_min_messages=warning" psql_q "$DB" "DROP ROLE IF EXISTS $role" >/dev/null
+	psql_q "$DB" "CREATE ROLE $role LOGIN" >/dev/null
+	psql_q "$DB" "GRANT USAGE ON SCHEMA outbox TO $role;
+		GRANT ALL ON ALL TABLES IN SCHEMA outbox TO $role;
+		GRANT ALL ON ALL SEQUENCES IN SCHEMA outbox TO $role;
+		GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA outbox TO $role" >/dev/null
+	sed "s|postgres@|$role@|" "$2" >"$3"
+}
+
+m_role_drop() {
+	psql_q "$DB" "REVOKE ALL ON ALL TABLES IN SCHEMA outbox FROM $1;
+		REVOKE ALL ON ALL SEQUENCES IN SCHEMA outbox FROM $1;
+		REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA outbox FROM $1;
+		REVOKE USAGE ON SCHEMA outbox FROM $1" >/dev/null
+	psql_q "$DB" "DROP ROLE $1" >/dev/null
 }

@@ -76,13 +76,7 @@ check "jobs_pkey kept its size after the deletes and VACUUM ($before_jobs_pkey b
 
 # ---- a role that does not own the tables: one warning until a reload ----
 ROLE="mrx_$$"
-PGOPTIONS="-c client_min_messages=warning" sql "DROP ROLE IF EXISTS $ROLE"
-sql "CREATE ROLE $ROLE LOGIN"
-sql "GRANT USAGE ON SCHEMA outbox TO $ROLE;
-	GRANT ALL ON ALL TABLES IN SCHEMA outbox TO $ROLE;
-	GRANT ALL ON ALL SEQUENCES IN SCHEMA outbox TO $ROLE;
-	GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA outbox TO $ROLE"
-sed "s|postgres@|$ROLE@|" "$TEST_TMP/relay.ini" >"$TEST_TMP/role.ini"
+m_role_create "$ROLE" "$TEST_TMP/relay.ini" "$TEST_TMP/role.ini"
 before=$(filenodes)
 runs0=$(pruner_runs)
 m_start "$TEST_TMP/role.ini" "$TEST_TMP/role.log"
@@ -95,11 +89,7 @@ kill -HUP "$MPID"
 check "after a reload it tries again, and says so again" wait_for 30 warned 2
 m_stop "$MPID"
 check "a non-owner rebuilt nothing" [ "$(filenodes)" = "$before" ]
-sql "REVOKE ALL ON ALL TABLES IN SCHEMA outbox FROM $ROLE;
-	REVOKE ALL ON ALL SEQUENCES IN SCHEMA outbox FROM $ROLE;
-	REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA outbox FROM $ROLE;
-	REVOKE USAGE ON SCHEMA outbox FROM $ROLE"
-sql "DROP ROLE $ROLE"
+m_role_drop "$ROLE"
 
 # ---- what an interrupted rebuild leaves: an invalid NAME_ccnew ----
 psql_q "$DB" "CREATE UNIQUE INDEX CONCURRENTLY jobs_pkey_ccnew ON outbox.jobs (job_type)" >/dev/null 2>&1 || true
