@@ -17,7 +17,9 @@
  * The VACUUM runs on a connection of its own, one at a time, sent without
  * waiting: a large table does not hold the sweeper, and the result is
  * collected at a later pruner run.  Its session is throttled like
- * autovacuum (vacuum_cost_delay 2 ms).
+ * autovacuum (vacuum_cost_delay 2 ms), and it never truncates the file
+ * (TRUNCATE false: that takes an ACCESS EXCLUSIVE lock, and the tail it
+ * gives back is refilled by new rows before the next VACUUM).
  */
 #ifndef OUTBOX_CORE_MAINTENANCE_VACUUM_H
 #define OUTBOX_CORE_MAINTENANCE_VACUUM_H
