@@ -1,14 +1,15 @@
 #!/bin/bash
 # The pruner's VACUUM (core/maintenance/vacuum.h): with autovacuum off on
 # outbox.jobs and outbox.outbox_events, (a) ten rounds of 1,500 jobs that
-# the pruner deletes leave the time-ordered index jobs_created within one
+# the pruner deletes leave the time-ordered index jobs_created within
 # two rounds' pages of its size after the second round, because outboxd
 # vacuums both tables after every vacuum_after_rows (1,000) deleted rows;
 # without those vacuums the emptied pages are never recycled and every round
 # adds about twenty-five; the VACUUM leaves the emptied heap its pages
 # (TRUNCATE false: no ACCESS EXCLUSIVE lock against the producers), and
-# both tables tell autovacuum the same (V13: vacuum_truncate = false); (b) fewer deleted rows than that start no VACUUM, and
-# rows deleted by several runs add up until they reach it; (c) a role that
+# both tables tell autovacuum the same (V13: vacuum_truncate = false);
+# (b) fewer deleted rows than that start no VACUUM, and rows deleted by
+# several runs add up until they reach it; (c) a role that
 # may not vacuum the tables is told once what to do, and again after a
 # reload.
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
