@@ -28,6 +28,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "consumer/delete_pool.h"
 #include "plugin/instance.h"
 
 static size_t count_workers(const struct cfg *cfg)
@@ -59,6 +60,8 @@ static void init_worker(struct consumer *c, size_t k, size_t i, size_t j,
 	atomic_init(&w->state, WORKER_RUNNING);
 	atomic_init(&w->handler_slot, 0);
 	consumer_sqs_port_init(&w->sqs_port, NULL, w->dlq ? d->dlq_url : d->queue_url, d->name,
+	                       w->dlq || c->delete_pools == NULL ? NULL
+	                                                         : delete_pools_of(c->delete_pools, i),
 	                       &w->port);
 	snprintf(w->claimed_by, sizeof(w->claimed_by), "%s/%s/%zu", c->instance_id, d->name, j);
 }
@@ -92,6 +95,8 @@ static bool abandoned_alive(struct consumer *c)
 
 static void free_consumer(struct consumer *c)
 {
+	/* First: the workers are joined, their last deletions wait there. */
+	delete_pools_stop(c->delete_pools);
 	for (size_t i = 0; i < c->n_workers; i++) {
 		PQfinish(c->workers[i].conn);
 		aws_http_free(c->workers[i].sqs);
@@ -319,6 +324,11 @@ int consumer_start(const struct cfg *cfg, struct consumer_services *svc,
 		goto fail;
 	if (heartbeat_start(cfg, &c->env, c->max_workers * (size_t)cfg->consumer.claim_max,
 	                    &c->hb) < 0)
+		goto fail;
+	/* Deletions are shared by a destination's workers unless nothing may
+	 * wait for a batch (consumer/delete_pool.h). */
+	if (cfg->consumer.linger_max_ms > 0 &&
+	    delete_pools_start(cfg, &c->env, DELETE_POOL_MAX_AGE_MS, &c->delete_pools) < 0)
 		goto fail;
 	setup_workers(c, instances);
 	if (start_threads(c) < 0) {

@@ -47,21 +47,27 @@ struct consumer_port {
 	void *ctx;                           /* borrowed; passed to every op */
 };
 
-/* The SQS port of one queue: deletions wait for one DeleteMessageBatch. */
+struct delete_pool;
+
+/* The SQS port of one queue: deletions wait for one DeleteMessageBatch,
+ * the port's own (sent at each flush) or, when pool is set, the one its
+ * destination's workers share (consumer/delete_pool.h; flush then sends
+ * nothing: the pool does). */
 struct consumer_sqs_port {
 	struct aws_http *sqs;  /* borrowed; may change between batches (reconnect) */
 	const char *queue_url; /* borrowed */
 	const char *dest;      /* borrowed; for log lines */
-	struct sqs_handle_entry del[SQS_MAX_BATCH_ENTRIES];
-	char del_ids[SQS_MAX_BATCH_ENTRIES][4];
+	struct delete_pool *pool; /* borrowed; NULL: the port's own batch */
+	const char *del[SQS_MAX_BATCH_ENTRIES]; /* receipt handles, borrowed */
 	size_t n_del;
 	unsigned long deletes;       /* messages whose deletion was requested */
-	unsigned long requests;      /* Delete* and ChangeMessageVisibility calls */
+	unsigned long requests;      /* the port's own Delete* and ChangeMessageVisibility
+	                              * calls (not those of a pool) */
 };
 
-/* Sets up p (all pointers borrowed) and *port to use it. */
+/* Sets up p (all pointers borrowed; pool may be NULL) and *port to use it. */
 void consumer_sqs_port_init(struct consumer_sqs_port *p, struct aws_http *sqs,
-                            const char *queue_url, const char *dest,
+                            const char *queue_url, const char *dest, struct delete_pool *pool,
                             struct consumer_port *port);
 
 #endif

@@ -28,6 +28,7 @@
 #include "aws/sqs.h"
 
 struct batch_scratch;
+struct delete_pools;
 
 /* Where a worker's thread is, for the watch that abandons a hung handler
  * (consumer/consumer.c; docs/consumer.md, "Time limits").  IN_HANDLER is
@@ -115,6 +116,9 @@ struct consumer {
 	size_t max_workers;
 	pthread_mutex_t *receive_locks;              /* owned; one per destination */
 	struct consumer_pace *paces;                 /* owned; one per destination */
+	/* Owned; NULL when [consumer] linger_max_ms = 0: the destinations'
+	 * shared deletions (consumer/delete_pool.h). */
+	struct delete_pools *delete_pools;
 	size_t n_workers;        /* grows only in the watch thread, read after it is joined */
 	size_t n_replaced;       /* replacements started */
 	pthread_t watch;         /* abandons hung handlers (consumer/consumer.c) */

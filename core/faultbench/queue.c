@@ -369,7 +369,7 @@ void fb_child_consume(struct fb *fb, struct fb_dest *d, const struct fb_delivery
 	if (strcmp(fb->publisher, "sqs") == 0) {
 		if (aws_http_new(&fb->env, AWS_SERVICE_SQS, &sqs) < 0)
 			_exit(1);
-		consumer_sqs_port_init(&sp, sqs, d->queue_url, d->name, &port);
+		consumer_sqs_port_init(&sp, sqs, d->queue_url, d->name, NULL, &port);
 	}
 	snprintf(claimed_by, sizeof(claimed_by), "%s/%s/%ld", fb->instance_id, d->name,
 	         (long)getpid());
