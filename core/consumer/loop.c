@@ -94,27 +94,39 @@ static size_t receive_budget(const struct consumer_worker *w)
 
 /*
  * Before a receive: when messages arrive fast enough that a full receive
- * (ten) comes within [consumer] linger_max_ms, wait for it, so that one
- * ReceiveMessage, one claim statement and one completion transaction
- * carry ten jobs instead of one or two each.  At lower rates, or after a
- * full receive (a backlog: receive at once), no wait: latency unchanged.
- * The same rule as the relay's linger (docs/performance.md, "Batches").
+ * (ten) comes within [consumer] linger_max_ms of the last receive, wait
+ * until then, so that one ReceiveMessage, one claim statement and one
+ * completion transaction carry ten jobs instead of one or two each.  At
+ * lower rates no wait: latency unchanged.  After a full receive that had
+ * not waited (a backlog), no wait either: receive at once.  A receive that
+ * waited and came back full is no backlog, only a rate a little faster
+ * than the estimate, so the next receive waits too.  Returns true when it
+ * waited.  The same rule as the relay's linger (docs/performance.md,
+ * "Batches").
  */
-static void pace_before_receive(struct consumer_worker *w)
+static bool pace_before_receive(struct consumer_worker *w)
 {
 	const struct consumer_pace *p = w->pace;
 	int linger = w->c->cfg->consumer.linger_max_ms;
 	double fill_ms;
+	int64_t wait;
 
-	if (p == NULL || linger <= 0 || p->rate <= 0 || p->last_n >= SQS_MAX_BATCH_ENTRIES)
-		return;
+	if (p == NULL || linger <= 0 || p->rate <= 0 ||
+	    (p->last_n >= SQS_MAX_BATCH_ENTRIES && !p->last_waited))
+		return false;
 	fill_ms = SQS_MAX_BATCH_ENTRIES / p->rate;
-	if (fill_ms <= linger)
-		(void)consumer_sleep(w->c, (int)fill_ms + 1);
+	if (fill_ms > linger)
+		return false;
+	wait = p->last_ms + (int64_t)fill_ms + 1 - now_ms();
+	if (wait <= 0)
+		return false; /* they had time to arrive: a backlog, maybe */
+	(void)consumer_sleep(w->c, (int)wait);
+	return true;
 }
 
-/* After a receive of n messages: the destination's smoothed rate. */
-static void pace_after_receive(struct consumer_worker *w, size_t n)
+/* After a receive (with what receive_more joined) of n messages: the
+ * destination's smoothed rate; the first receive only starts the clock. */
+static void pace_after_receive(struct consumer_worker *w, size_t n, bool waited)
 {
 	struct consumer_pace *p = w->pace;
 	int64_t now = now_ms();
@@ -122,12 +134,15 @@ static void pace_after_receive(struct consumer_worker *w, size_t n)
 
 	if (p == NULL)
 		return;
-	elapsed = p->last_ms > 0 ? (double)(now - p->last_ms) : 0;
-	if (elapsed < 1)
-		elapsed = 1;
-	p->rate = p->rate * (1 - PACE_WEIGHT) + PACE_WEIGHT * (double)n / elapsed;
+	if (p->last_ms > 0) {
+		elapsed = (double)(now - p->last_ms);
+		if (elapsed < 1)
+			elapsed = 1;
+		p->rate = p->rate * (1 - PACE_WEIGHT) + PACE_WEIGHT * (double)n / elapsed;
+	}
 	p->last_ms = now;
 	p->last_n = n;
+	p->last_waited = waited;
 }
 
 /* ReceiveMessage with the destination's receive lock held: one poller per
@@ -136,6 +151,7 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 {
 	int rc = -1;
 	size_t budget;
+	bool waited;
 
 	/* Connected before waiting for the lock (outbox-bench counts the
 	 * workers' connections to know the daemon is up). */
@@ -147,17 +163,19 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 		return -1;
 	if (w->receive_lock != NULL)
 		pthread_mutex_lock(w->receive_lock);
-	pace_before_receive(w);
+	waited = pace_before_receive(w);
 	budget = receive_budget(w);
 	if (!consumer_stopping(w->c))
 		rc = consumer_worker_receive(w, w->dest->queue_url,
 		                             budget < SQS_MAX_BATCH_ENTRIES ? (int)budget
 		                                                            : SQS_MAX_BATCH_ENTRIES,
 		                             msgs);
-	if (rc == 0)
-		pace_after_receive(w, msgs->n);
-	if (rc == 0 && w->c->cfg->consumer.linger_max_ms > 0)
+	/* A receive that waited took what the wait gathered: asking again at
+	 * once would mostly come back empty. */
+	if (rc == 0 && !waited && w->c->cfg->consumer.linger_max_ms > 0)
 		receive_more(w, msgs, budget);
+	if (rc == 0)
+		pace_after_receive(w, msgs->n, waited);
 	if (w->receive_lock != NULL)
 		pthread_mutex_unlock(w->receive_lock);
 	return rc;
