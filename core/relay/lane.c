@@ -67,6 +67,7 @@ struct relay_lane {
 	unsigned long long seq;
 	char token[256];       /* claimed_by of the current pass */
 	int limit;             /* the next claim's limit (relay/lane.h) */
+	bool paced;            /* relay_lane_set_paced(): limit stays batch_size */
 	bool idle;             /* our outbox.relay_idle row exists (as far as we know) */
 	/* A pass's arrays, s.claim_max entries each, made once with the lane
 	 * (owned): a claim never takes more than claim_max events. */
@@ -526,14 +527,24 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 	return 0;
 }
 
-/* The next claim's limit: doubling while claims come back full (a
- * backlog), halving back towards batch_size when they do not. */
+/* The next claim's limit: one batch while paced; else doubling while
+ * claims come back full (a backlog), halving back towards batch_size when
+ * they do not. */
 static void adapt_limit(struct relay_lane *l, const struct relay_pass_stats *st)
 {
-	if (st->full)
+	if (l->paced)
+		l->limit = l->s.batch_size;
+	else if (st->full)
 		l->limit = l->limit > l->s.claim_max / 2 ? l->s.claim_max : l->limit * 2;
 	else if (l->limit / 2 >= l->s.batch_size && st->claimed < (size_t)l->limit / 2)
 		l->limit /= 2;
+}
+
+void relay_lane_set_paced(struct relay_lane *l, bool paced)
+{
+	l->paced = paced;
+	if (paced)
+		l->limit = l->s.batch_size;
 }
 
 int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)

@@ -95,6 +95,15 @@ int relay_lane_new(const char *conninfo, const char *destination, const char *qu
 int relay_lane_pass(struct relay_lane *lane, struct relay_pass_stats *stats) OUTBOX_MUSTCHECK;
 
 /*
+ * Whether the lane is pacing its claims (relay/relay.c lingers for a full
+ * batch between passes): then every claim's limit is one batch
+ * (batch_size), so the events that arrived beyond it wait for the next
+ * pass instead of going out in a part-full request of their own.  false
+ * (the default): the limit adapts to the backlog as described above.
+ */
+void relay_lane_set_paced(struct relay_lane *lane, bool paced);
+
+/*
  * Whether the lane is asleep waiting for a notification (idle) or busy
  * polling on its own: an idle lane has a row in outbox.relay_idle, and
  * only then do producers' commits notify (migrations/V7).  Writes the row

@@ -7,7 +7,8 @@
  * A lane loops: pass; if the claim was full, pass again at once (the
  * claim's limit grows meanwhile, relay/lane.h); if it was not, but events
  * arrive fast enough that a full SendMessageBatch comes within
- * [relay] linger_max_ms, linger that long and pass again (relay_linger_ms());
+ * [relay] linger_max_ms, linger until then and pass again, claiming one
+ * batch at a time while it lingers (relay_linger_ms(), lane_pace());
  * else sleep until woken by a notification or poll_interval_ms.  A database
  * failure sleeps relay_reconnect_delay_ms(); a request that failed as a
  * whole sleeps the lane's own backoff (relay_backoff_ms()), which ignores
@@ -38,6 +39,9 @@
  * (relay_busy_poll_ms). */
 #define RELAY_BUSY_POLL_DIVISOR 2
 #define RELAY_IDLE_AFTER_EMPTY 8
+/* Paced passes in a row that come back full before the lane takes it for
+ * a backlog (lane_main). */
+#define RELAY_BACKLOG_AFTER_FULL 3
 
 struct relay_thread {
 	struct relay *r;                     /* back pointer */
@@ -56,6 +60,8 @@ struct relay_thread {
 	int empty_polls;                     /* empty passes in a row (relay_busy_poll_ms) */
 	bool busy;                           /* polling on its own, not notified */
 	int64_t last_pass_ms;                /* CLOCK_MONOTONIC start of the last pass */
+	bool paced;                          /* lingering between passes (lane_pace) */
+	int full_paced;                      /* paced passes in a row that were full */
 };
 
 struct relay {
@@ -132,13 +138,15 @@ static void lane_send_failed(struct relay_thread *t, const struct relay_pass_sta
 }
 
 /*
- * How long to linger after a pass that claimed some events but not a full
- * claim: the time a full SendMessageBatch (batch_size events) takes to
- * arrive at the smoothed rate, when that is at most linger_max_ms; else 0
- * (sleep until notified).  So at low rates, where waiting would not fill
- * a batch, a lane never waits and latency is unchanged; under load every
- * request and statement carries a full batch (docs/performance.md,
- * "Batches").  A single event is no evidence of load: no linger.
+ * How long to linger after a pass that claimed some events: until a full
+ * SendMessageBatch (batch_size events) has arrived at the smoothed rate
+ * since the pass began, when that takes at most linger_max_ms; else 0
+ * (sleep until notified).  Counted from the pass's start, so the pass's
+ * own duration is part of the wait and the next pass finds one batch, not
+ * one and a part.  So at low rates, where waiting would not fill a batch,
+ * a lane never waits and latency is unchanged; under load every request
+ * and statement carries a full batch (docs/performance.md, "Batches").  A
+ * single event is no evidence of load: no linger.
  */
 static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stats *st,
                             int64_t started_ms)
@@ -146,6 +154,7 @@ static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stat
 	const struct cfg *cfg = t->r->cfg;
 	double elapsed = (double)(started_ms - t->last_pass_ms);
 	double fill_ms;
+	int64_t wait;
 
 	if (elapsed < 1)
 		elapsed = 1;
@@ -154,7 +163,20 @@ static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stat
 	if (cfg->relay.linger_max_ms <= 0 || st->claimed < 2 || t->rate <= 0)
 		return 0;
 	fill_ms = (double)cfg->relay.batch_size / t->rate;
-	return fill_ms <= cfg->relay.linger_max_ms ? (long)fill_ms + 1 : 0;
+	if (fill_ms > cfg->relay.linger_max_ms)
+		return 0;
+	wait = started_ms + (int64_t)fill_ms + 1 - now_ms();
+	return wait > 0 ? (long)wait : 1;
+}
+
+/* Pacing on (the lane lingers between passes: one batch per claim) or off. */
+static void lane_pace(struct relay_thread *t, bool paced)
+{
+	if (paced == t->paced)
+		return;
+	t->paced = paced;
+	t->full_paced = 0;
+	relay_lane_set_paced(t->lane, paced);
 }
 
 /*
@@ -211,14 +233,26 @@ static void *lane_main(void *arg)
 			log_info("sends to the queue work again dest=%s", t->dest->name);
 			t->send_failures = 0;
 		}
-		if (st.full) {
+		/* A full claim is a backlog (pass again at once, the limit
+		 * grows), unless the lane is pacing: its claim is one batch, and
+		 * a full one only says the rate is a little above the estimate,
+		 * until RELAY_BACKLOG_AFTER_FULL of them in a row say more. */
+		linger = 0;
+		if (st.full && t->paced && ++t->full_paced < RELAY_BACKLOG_AFTER_FULL)
+			linger = relay_linger_ms(t, &st, started_ms);
+		if (st.full && linger == 0) {
+			lane_pace(t, false);
 			t->last_pass_ms = started_ms;
 			t->busy = true;
 			t->empty_polls = 0;
 			(void)relay_lane_set_idle(t->lane, false);
 			continue;
 		}
-		linger = st.claimed > 0 ? relay_linger_ms(t, &st, started_ms) : 0;
+		if (!st.full) {
+			t->full_paced = 0;
+			linger = st.claimed > 0 ? relay_linger_ms(t, &st, started_ms) : 0;
+		}
+		lane_pace(t, linger > 0);
 		if (linger == 0)
 			linger = relay_busy_poll_ms(t, &st);
 		if (linger > 0) {

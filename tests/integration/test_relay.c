@@ -302,6 +302,48 @@ static void test_large_claims_sent_concurrently(void **state)
 	free(url);
 }
 
+/*
+ * 3c: a paced lane (relay_lane_set_paced: the daemon lingers between its
+ * passes) claims one batch at a time even from a backlog, so every request
+ * is full; unpaced again, the limit grows as in 3b.
+ */
+static void test_paced_claims_one_batch(void **state)
+{
+	const struct relay_lane_settings s = {.batch_size = 10, .claim_max = 80,
+	                                     .retry_base_seconds = 1, .retry_max_seconds = 4,
+	                                     .claim_lease_seconds = 30};
+	char *url = make_queue("paced");
+	struct publisher *pub = sqs_publisher();
+	struct relay_lane *lane = NULL;
+	struct relay_pass_stats st;
+
+	(void)state;
+	assert_int_equal(relay_lane_new(fx.conninfo, "paced", url, "test:1", &s, pub, &lane), 0);
+	insert_events("paced", "paced", 65, 0);
+	relay_lane_set_paced(lane, true);
+	for (int pass = 0; pass < 3; pass++) {
+		assert_int_equal(relay_lane_pass(lane, &st), 0);
+		assert_int_equal(st.limit, 10);
+		assert_int_equal(st.claimed, 10);
+		assert_true(st.full);
+		assert_int_equal(st.requests, 1);
+		assert_int_equal(st.max_request_entries, 10);
+	}
+	relay_lane_set_paced(lane, false);
+	assert_int_equal(relay_lane_pass(lane, &st), 0);
+	assert_int_equal(st.limit, 10);
+	assert_int_equal(st.claimed, 10);
+	assert_int_equal(relay_lane_pass(lane, &st), 0);
+	assert_int_equal(st.limit, 20); /* a backlog again: it grows */
+	assert_int_equal(st.claimed, 20);
+	assert_int_equal(relay_lane_pass(lane, &st), 0);
+	assert_int_equal(st.claimed, 5);
+	assert_published_once("paced", url, 65);
+	relay_lane_free(lane);
+	publisher_free(pub);
+	free(url);
+}
+
 /* 4: one oversize and one invalid event die unsent; big bodies are split. */
 static void test_oversize_and_split(void **state)
 {
@@ -736,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_crash_before_send),
 		cmocka_unit_test(test_drain_in_batches),
 		cmocka_unit_test(test_large_claims_sent_concurrently),
+		cmocka_unit_test(test_paced_claims_one_batch),
 		cmocka_unit_test(test_oversize_and_split),
 		cmocka_unit_test(test_lost_claim),
 		cmocka_unit_test(test_unknown_destination_sweep),
