@@ -225,8 +225,10 @@ void *consumer_worker_main(void *arg)
 		w->batch_received_ms = now_ms();
 		consumer_batch_process(w, &msgs);
 		if (consumer_worker_abandoned(w)) {
-			/* The deletions it queued are dropped: those messages
-			 * come back, and the rules delete them then. */
+			/* Deletions waiting in its own port are dropped (those
+			 * messages come back, and the rules delete them then);
+			 * those handed to the destination's pool were copied and
+			 * go out with the others. */
 			sqs_messages_free(&msgs);
 			exit_abandoned(w);
 			return NULL;
