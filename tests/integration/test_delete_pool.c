@@ -49,12 +49,17 @@ static int in_flight(void)
 	static const char *const names[] = {"ApproximateNumberOfMessagesNotVisible"};
 	struct aws_result res;
 	json_t *attrs = NULL;
-	int n;
+	const char *text;
+	char *end;
+	long n;
 
 	assert_int_equal(sqs_get_queue_attributes(fx.sqs, fx.queue_url, names, 1, &attrs, &res), 0);
-	n = atoi(json_string_value(json_object_get(attrs, names[0])));
+	text = json_string_value(json_object_get(attrs, names[0]));
+	assert_non_null(text);
+	n = strtol(text, &end, 10);
+	assert_true(end != text && *end == '\0');
 	json_decref(attrs);
-	return n;
+	return (int)n;
 }
 
 /* Waits up to 10 s for the queue to have want messages in flight. */
