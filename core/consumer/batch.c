@@ -396,8 +396,10 @@ static void execute(struct batch *b, struct bjob *j)
 	struct outbox_result result = {j->msg, sizeof(j->msg), NULL, 0};
 
 	/* Deletions queued by this batch wait for one DeleteMessageBatch at
-	 * its end, unless the batch is old enough that a long handler now
-	 * could let them reappear (each would cost a receive and a lookup). */
+	 * its end (or in the destination's pool, which sends them within
+	 * DELETE_POOL_MAX_AGE_MS: then this flush sends nothing), unless the
+	 * batch is old enough that a long handler now could let them reappear
+	 * (each would cost a receive and a lookup). */
 	if (now_ms() - w->batch_received_ms >
 	    (int64_t)w->c->cfg->consumer.visibility_timeout_seconds * 1000 / 3)
 		consumer_worker_flush_deletes(w);

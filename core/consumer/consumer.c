@@ -5,9 +5,10 @@
  *
  * Threads: consumer.workers per destination (each with its own database
  * connection and SQS client, so a slow or broken destination never starves
- * another), one dead-letter reader per destination with a dlq_url, and one
+ * another), one dead-letter reader per destination with a dlq_url, one
  * heartbeat with two threads (leases, visibility) for the whole consumer
- * (consumer/heartbeat.h).
+ * (consumer/heartbeat.h), the watch, and the deletions thread of the
+ * destinations' shared deletion pools (consumer/delete_pool.h).
  */
 #include "consumer/consumer.h"
 

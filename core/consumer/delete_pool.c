@@ -115,11 +115,17 @@ void delete_pool_add(struct delete_pool *p, struct aws_http *sqs, const char *re
 /* The thread's client, made at its first send; NULL (logged) if it cannot be. */
 static struct aws_http *thread_client(struct delete_pools *ps)
 {
-	if (ps->sqs == NULL && aws_http_new(ps->env, AWS_SERVICE_SQS, &ps->sqs) < 0) {
+	if (ps->sqs != NULL)
+		return ps->sqs;
+	if (aws_http_new(ps->env, AWS_SERVICE_SQS, &ps->sqs) < 0) {
 		ps->sqs = NULL;
 		log_warning("could not create the SQS client of the deletions' thread; those"
 		            " messages come back after their visibility timeout");
+		return NULL;
 	}
+	/* One slow request must not hold every other pool's deletions behind
+	 * it for the client's default 30 s. */
+	aws_http_set_timeouts(ps->sqs, DELETE_POOL_SQS_TIMEOUT_MS / 3, DELETE_POOL_SQS_TIMEOUT_MS);
 	return ps->sqs;
 }
 

@@ -12,9 +12,10 @@
  * deletion fills it to ten sends the ten at once, on its own SQS client;
  * a pool that does not fill is sent by the pools' thread when its oldest
  * deletion is DELETE_POOL_MAX_AGE_MS old, and whatever waits is sent when
- * the pools stop.  So a deletion is never later than that after its job's
- * completion committed, which the visibility timeout (seconds) dwarfs
- * (docs/consumer.md, "Deletions").  The consumer makes pools unless
+ * the pools stop.  So while SQS answers, a deletion is sent at most that
+ * long after its job's completion committed, which the visibility timeout
+ * (seconds) dwarfs; while it does not, the thread's requests give up after
+ * DELETE_POOL_SQS_TIMEOUT_MS (docs/consumer.md, "Threads").  The consumer makes pools unless
  * [consumer] linger_max_ms is 0 (no batching across time at all).
  *
  * A deletion that is lost (the request failed, the process died before
@@ -35,6 +36,8 @@
  * second per destination, long enough that they fill a request of ten
  * (measured: 20 ms left 13 % of the requests part-full, 100 ms none). */
 #define DELETE_POOL_MAX_AGE_MS 100
+/* The deletions thread's request timeout (a third of it to connect). */
+#define DELETE_POOL_SQS_TIMEOUT_MS 3000
 
 struct delete_pools; /* one set per consumer: a pool per destination, one thread */
 struct delete_pool;  /* one destination's */
