@@ -91,6 +91,9 @@ static size_t receive_budget(const struct consumer_worker *w)
 
 /* Weight of the newest receive in a destination's arrival-rate estimate. */
 #define PACE_WEIGHT 0.5
+/* Receives in a row that waited and came back full before the next one
+ * takes it for a backlog (pace_before_receive). */
+#define PACE_BACKLOG_AFTER_FULL 3
 
 /*
  * Before a receive: when messages arrive fast enough that a full receive
@@ -100,8 +103,9 @@ static size_t receive_budget(const struct consumer_worker *w)
  * lower rates no wait: latency unchanged.  After a full receive that had
  * not waited (a backlog), no wait either: receive at once.  A receive that
  * waited and came back full is no backlog, only a rate a little faster
- * than the estimate, so the next receive waits too.  Returns true when it
- * waited.  The same rule as the relay's linger (docs/performance.md,
+ * than the estimate, so the next receive waits too, until
+ * PACE_BACKLOG_AFTER_FULL of them in a row say more.  Returns true when
+ * it waited.  The same rule as the relay's linger (docs/performance.md,
  * "Batches").
  */
 static bool pace_before_receive(struct consumer_worker *w)
@@ -112,7 +116,8 @@ static bool pace_before_receive(struct consumer_worker *w)
 	int64_t wait;
 
 	if (p == NULL || linger <= 0 || p->rate <= 0 ||
-	    (p->last_n >= SQS_MAX_BATCH_ENTRIES && !p->last_waited))
+	    (p->last_n >= SQS_MAX_BATCH_ENTRIES &&
+	     (!p->last_waited || p->full_waited >= PACE_BACKLOG_AFTER_FULL)))
 		return false;
 	fill_ms = SQS_MAX_BATCH_ENTRIES / p->rate;
 	if (fill_ms > linger)
@@ -124,25 +129,37 @@ static bool pace_before_receive(struct consumer_worker *w)
 	return true;
 }
 
-/* After a receive (with what receive_more joined) of n messages: the
- * destination's smoothed rate; the first receive only starts the clock. */
+/*
+ * After a receive (with what receive_more joined) of n messages: the
+ * destination's smoothed rate.  The first receive only starts the clock;
+ * an empty one (a whole long poll without an arrival) means no rate at
+ * all; a full one after a wait counts ten of what may have been more, so
+ * it never lowers the estimate (else each such receive would wait longer
+ * while more were left behind).
+ */
 static void pace_after_receive(struct consumer_worker *w, size_t n, bool waited)
 {
 	struct consumer_pace *p = w->pace;
 	int64_t now = now_ms();
-	double elapsed;
+	bool capped = waited && n >= SQS_MAX_BATCH_ENTRIES;
+	double elapsed, rate;
 
 	if (p == NULL)
 		return;
-	if (p->last_ms > 0) {
+	if (n == 0) {
+		p->rate = 0;
+	} else if (p->last_ms > 0) {
 		elapsed = (double)(now - p->last_ms);
 		if (elapsed < 1)
 			elapsed = 1;
-		p->rate = p->rate * (1 - PACE_WEIGHT) + PACE_WEIGHT * (double)n / elapsed;
+		rate = p->rate * (1 - PACE_WEIGHT) + PACE_WEIGHT * (double)n / elapsed;
+		if (!capped || rate > p->rate)
+			p->rate = rate;
 	}
 	p->last_ms = now;
 	p->last_n = n;
 	p->last_waited = waited;
+	p->full_waited = capped ? p->full_waited + 1 : 0;
 }
 
 /* ReceiveMessage with the destination's receive lock held: one poller per
