@@ -5,11 +5,13 @@
  * listener (relay/listener.c).  The pass itself is in relay/lane.c.
  *
  * A lane loops: pass; if the claim was full, pass again at once (the
- * claim's limit grows meanwhile, relay/lane.h); if it was not, but events
- * arrive fast enough that a full SendMessageBatch comes within
- * [relay] linger_max_ms, linger until then and pass again, claiming one
- * batch at a time while it lingers (relay_linger_ms(), lane_pace());
- * else sleep until woken by a notification or poll_interval_ms.  A database
+ * claim's limit grows meanwhile, relay/lane.h), unless the lane is pacing
+ * and fewer than RELAY_BACKLOG_AFTER_FULL full claims came in a row; if
+ * it was not, but events arrive fast enough that a full SendMessageBatch
+ * comes within [relay] linger_max_ms, linger until then and pass again,
+ * claiming one batch at a time while it lingers (relay_linger_ms(),
+ * lane_pace()); else sleep until woken by a notification or
+ * poll_interval_ms.  A database
  * failure sleeps relay_reconnect_delay_ms(); a request that failed as a
  * whole sleeps the lane's own backoff (relay_backoff_ms()), which ignores
  * notifications: a failing queue must not be hammered, and the lane's
@@ -146,10 +148,13 @@ static void lane_send_failed(struct relay_thread *t, const struct relay_pass_sta
  * one and a part.  So at low rates, where waiting would not fill a batch,
  * a lane never waits and latency is unchanged; under load every request
  * and statement carries a full batch (docs/performance.md, "Batches").  A
- * single event is no evidence of load: no linger.
+ * single event is no evidence of load: no linger.  *pace: the wait was
+ * still ahead, so claiming one batch per pass keeps up; a pass that took
+ * longer than the fill time gets 1 ms and no pacing (more than a batch
+ * arrives per pass: claim what there is).
  */
 static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stats *st,
-                            int64_t started_ms)
+                            int64_t started_ms, bool *pace)
 {
 	const struct cfg *cfg = t->r->cfg;
 	double elapsed = (double)(started_ms - t->last_pass_ms);
@@ -160,12 +165,14 @@ static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stat
 		elapsed = 1;
 	t->rate = t->rate * (1 - RELAY_RATE_WEIGHT) + RELAY_RATE_WEIGHT * (double)st->claimed / elapsed;
 	t->last_pass_ms = started_ms;
+	*pace = false;
 	if (cfg->relay.linger_max_ms <= 0 || st->claimed < 2 || t->rate <= 0)
 		return 0;
 	fill_ms = (double)cfg->relay.batch_size / t->rate;
 	if (fill_ms > cfg->relay.linger_max_ms)
 		return 0;
 	wait = started_ms + (int64_t)fill_ms + 1 - now_ms();
+	*pace = wait > 0;
 	return wait > 0 ? (long)wait : 1;
 }
 
@@ -217,6 +224,7 @@ static void *lane_main(void *arg)
 	while (!relay_stopping(t->r)) {
 		int64_t started_ms = now_ms();
 		long linger;
+		bool pace;
 
 		metrics_progress(METRIC_THREAD_LANE, t->dest->name);
 		if (relay_lane_pass(t->lane, &st) < 0) {
@@ -238,9 +246,10 @@ static void *lane_main(void *arg)
 		 * a full one only says the rate is a little above the estimate,
 		 * until RELAY_BACKLOG_AFTER_FULL of them in a row say more. */
 		linger = 0;
+		pace = false;
 		if (st.full && t->paced && ++t->full_paced < RELAY_BACKLOG_AFTER_FULL)
-			linger = relay_linger_ms(t, &st, started_ms);
-		if (st.full && linger == 0) {
+			linger = relay_linger_ms(t, &st, started_ms, &pace);
+		if (st.full && !pace) {
 			lane_pace(t, false);
 			t->last_pass_ms = started_ms;
 			t->busy = true;
@@ -250,13 +259,19 @@ static void *lane_main(void *arg)
 		}
 		if (!st.full) {
 			t->full_paced = 0;
-			linger = st.claimed > 0 ? relay_linger_ms(t, &st, started_ms) : 0;
+			linger = st.claimed > 0 ? relay_linger_ms(t, &st, started_ms, &pace) : 0;
 		}
-		lane_pace(t, linger > 0);
+		lane_pace(t, pace);
 		if (linger == 0)
 			linger = relay_busy_poll_ms(t, &st);
 		if (linger > 0) {
-			/* Busy: we poll on our own, so producers need not notify. */
+			/* Busy: we poll on our own, so producers need not notify;
+			 * a pass that claimed something keeps the lane busy for
+			 * relay_busy_poll_ms(). */
+			if (st.claimed > 0) {
+				t->busy = true;
+				t->empty_polls = 0;
+			}
 			(void)relay_lane_set_idle(t->lane, false);
 			lane_sleep(t, linger, false);
 			continue;
