@@ -158,12 +158,16 @@ static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stat
 {
 	const struct cfg *cfg = t->r->cfg;
 	double elapsed = (double)(started_ms - t->last_pass_ms);
-	double fill_ms;
+	double fill_ms, rate;
 	int64_t wait;
 
 	if (elapsed < 1)
 		elapsed = 1;
-	t->rate = t->rate * (1 - RELAY_RATE_WEIGHT) + RELAY_RATE_WEIGHT * (double)st->claimed / elapsed;
+	rate = t->rate * (1 - RELAY_RATE_WEIGHT) + RELAY_RATE_WEIGHT * (double)st->claimed / elapsed;
+	/* A full paced claim counts ten of what may have been more: it never
+	 * lowers the estimate (as in the consumer's pacing, consumer/loop.c). */
+	if (!(st->full && t->paced) || rate > t->rate)
+		t->rate = rate;
 	t->last_pass_ms = started_ms;
 	*pace = false;
 	if (cfg->relay.linger_max_ms <= 0 || st->claimed < 2 || t->rate <= 0)
