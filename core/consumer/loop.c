@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/pace.h"
 #include "consumer/batch.h"
 #include "consumer/control.h"
 #include "consumer/pause.h"
@@ -89,8 +90,6 @@ static size_t receive_budget(const struct consumer_worker *w)
 	return n >= cfg->consumer.claim_max ? (size_t)cfg->consumer.claim_max : (size_t)n;
 }
 
-/* Weight of the newest receive in a destination's arrival-rate estimate. */
-#define PACE_WEIGHT 0.5
 /* Receives in a row that waited and came back full before the next one
  * takes it for a backlog (pace_before_receive). */
 #define PACE_BACKLOG_AFTER_FULL 3
@@ -105,26 +104,21 @@ static size_t receive_budget(const struct consumer_worker *w)
  * waited and came back full is no backlog, only a rate a little faster
  * than the estimate, so the next receive waits too, until
  * PACE_BACKLOG_AFTER_FULL of them in a row say more.  Returns true when
- * it waited.  The same rule as the relay's linger (docs/performance.md,
- * "Batches").
+ * it waited.  The same rule as the relay's linger (common/pace.h).
  */
 static bool pace_before_receive(struct consumer_worker *w)
 {
 	const struct consumer_pace *p = w->pace;
-	int linger = w->c->cfg->consumer.linger_max_ms;
-	double fill_ms;
 	int64_t wait;
 
-	if (p == NULL || linger <= 0 || p->rate <= 0 ||
-	    (p->last_n >= SQS_MAX_BATCH_ENTRIES &&
-	     (!p->last_waited || p->full_waited >= PACE_BACKLOG_AFTER_FULL)))
+	/* After a full receive, full_waited says whether it had waited. */
+	if (p == NULL || (p->last_n >= SQS_MAX_BATCH_ENTRIES &&
+	                  (p->full_waited == 0 || p->full_waited >= PACE_BACKLOG_AFTER_FULL)))
 		return false;
-	fill_ms = SQS_MAX_BATCH_ENTRIES / p->rate;
-	if (fill_ms > linger)
-		return false;
-	wait = p->last_ms + (int64_t)fill_ms + 1 - now_ms();
+	wait = pace_wait_ms(p->rate, SQS_MAX_BATCH_ENTRIES, w->c->cfg->consumer.linger_max_ms,
+	                    p->last_ms);
 	if (wait <= 0)
-		return false; /* they had time to arrive: a backlog, maybe */
+		return false; /* no wait applies, or they had time to arrive: a backlog, maybe */
 	(void)consumer_sleep(w->c, (int)wait);
 	return true;
 }
@@ -134,31 +128,22 @@ static bool pace_before_receive(struct consumer_worker *w)
  * destination's smoothed rate.  The first receive only starts the clock;
  * an empty one (a whole long poll without an arrival) means no rate at
  * all; a full one after a wait counts ten of what may have been more, so
- * it never lowers the estimate (else each such receive would wait longer
- * while more were left behind).
+ * it never lowers the estimate (pace_rate()).
  */
 static void pace_after_receive(struct consumer_worker *w, size_t n, bool waited)
 {
 	struct consumer_pace *p = w->pace;
 	int64_t now = now_ms();
 	bool capped = waited && n >= SQS_MAX_BATCH_ENTRIES;
-	double elapsed, rate;
 
 	if (p == NULL)
 		return;
-	if (n == 0) {
+	if (n == 0)
 		p->rate = 0;
-	} else if (p->last_ms > 0) {
-		elapsed = (double)(now - p->last_ms);
-		if (elapsed < 1)
-			elapsed = 1;
-		rate = p->rate * (1 - PACE_WEIGHT) + PACE_WEIGHT * (double)n / elapsed;
-		if (!capped || rate > p->rate)
-			p->rate = rate;
-	}
+	else if (p->last_ms > 0)
+		p->rate = pace_rate(p->rate, n, (double)(now - p->last_ms), capped);
 	p->last_ms = now;
 	p->last_n = n;
-	p->last_waited = waited;
 	p->full_waited = capped ? p->full_waited + 1 : 0;
 }
 

@@ -98,7 +98,6 @@ struct consumer_pace {
 	double rate;       /* messages per ms, smoothed */
 	int64_t last_ms;   /* CLOCK_MONOTONIC of the last receive's answer */
 	size_t last_n;     /* what it brought */
-	bool last_waited;  /* it had waited for its fill (consumer/loop.c) */
 	int full_waited;   /* receives in a row that waited and came back full */
 	int in_flight;     /* execute() calls running now */
 	int max_in_flight; /* at most; [destination] max_in_flight, else workers */

@@ -30,12 +30,11 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/pace.h"
 #include "relay/publisher.h"
 #include "relay/backoff.h"
 #include "relay/listener.h"
 
-/* Weight of the newest pass in the lane's arrival-rate estimate. */
-#define RELAY_RATE_WEIGHT 0.5
 /* A busy lane polls every linger_max_ms / RELAY_BUSY_POLL_DIVISOR, and
  * goes idle after RELAY_IDLE_AFTER_EMPTY empty polls in a row
  * (relay_busy_poll_ms). */
@@ -58,7 +57,7 @@ struct relay_thread {
 	bool woken;                          /* under mu */
 	int db_failures;
 	int send_failures;
-	double rate;                         /* events per ms, smoothed (relay_linger_ms) */
+	double rate;                         /* events per ms, smoothed (common/pace.h) */
 	int empty_polls;                     /* empty passes in a row (relay_busy_poll_ms) */
 	bool busy;                           /* polling on its own, not notified */
 	int64_t last_pass_ms;                /* CLOCK_MONOTONIC start of the last pass */
@@ -157,25 +156,19 @@ static long relay_linger_ms(struct relay_thread *t, const struct relay_pass_stat
                             int64_t started_ms, bool *pace)
 {
 	const struct cfg *cfg = t->r->cfg;
-	double elapsed = (double)(started_ms - t->last_pass_ms);
-	double fill_ms, rate;
 	int64_t wait;
 
-	if (elapsed < 1)
-		elapsed = 1;
-	rate = t->rate * (1 - RELAY_RATE_WEIGHT) + RELAY_RATE_WEIGHT * (double)st->claimed / elapsed;
 	/* A full paced claim counts ten of what may have been more: it never
-	 * lowers the estimate (as in the consumer's pacing, consumer/loop.c). */
-	if (!(st->full && t->paced) || rate > t->rate)
-		t->rate = rate;
+	 * lowers the estimate. */
+	t->rate = pace_rate(t->rate, st->claimed, (double)(started_ms - t->last_pass_ms),
+	                    st->full && t->paced);
 	t->last_pass_ms = started_ms;
 	*pace = false;
-	if (cfg->relay.linger_max_ms <= 0 || st->claimed < 2 || t->rate <= 0)
+	if (st->claimed < 2)
 		return 0;
-	fill_ms = (double)cfg->relay.batch_size / t->rate;
-	if (fill_ms > cfg->relay.linger_max_ms)
+	wait = pace_wait_ms(t->rate, cfg->relay.batch_size, cfg->relay.linger_max_ms, started_ms);
+	if (wait == INT64_MIN)
 		return 0;
-	wait = started_ms + (int64_t)fill_ms + 1 - now_ms();
 	*pace = wait > 0;
 	return wait > 0 ? (long)wait : 1;
 }
