@@ -14,9 +14,10 @@
  * deletion is DELETE_POOL_MAX_AGE_MS old, and whatever waits is sent when
  * the pools stop.  So while SQS answers, a deletion is sent at most that
  * long after its job's completion committed, which the visibility timeout
- * (seconds) dwarfs; while it does not, the thread's requests give up after
- * DELETE_POOL_SQS_TIMEOUT_MS (docs/consumer.md, "Threads").  The consumer makes pools unless
- * [consumer] linger_max_ms is 0 (no batching across time at all).
+ * (seconds) dwarfs; while it does not, the thread's requests give up
+ * after DELETE_POOL_SQS_TIMEOUT_MS (docs/consumer.md, "Threads").  The
+ * consumer makes pools unless [consumer] linger_max_ms is 0 (no batching
+ * across time at all).
  *
  * A deletion that is lost (the request failed, the process died before
  * the send) costs what it always did: the message comes back after its
@@ -44,9 +45,9 @@ struct delete_pool;  /* one destination's */
 
 /*
  * One pool per destination of cfg (all borrowed, and must outlive the
- * pools), sent after max_age_ms (> 0; DELETE_POOL_MAX_AGE_MS) by a thread that makes its own SQS
- * client from env.  Returns 0 and *out (free with delete_pools_stop), or
- * -1 (logged).
+ * pools), sent after max_age_ms (> 0; DELETE_POOL_MAX_AGE_MS) by a thread
+ * that makes its own SQS client from env.  Returns 0 and *out (free with
+ * delete_pools_stop), or -1 (logged).
  */
 int delete_pools_start(const struct cfg *cfg, const struct aws_env *env, int max_age_ms,
                        struct delete_pools **out) OUTBOX_MUSTCHECK;
