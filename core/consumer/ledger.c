@@ -251,7 +251,7 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * finds the locked rows by "job_id = ANY (ARRAY(...))", an index scan
 	 * of the primary key whatever the estimate.  With a plain join
 	 * and filter the planner scans the destination's whole due backlog
-	 * (jobs_pending_due, jobs_destination_status, or the table) and joins
+	 * (an index of the destination, or the table) and joins
 	 * it to the batch whenever the statistics predate the backlog (they
 	 * estimate a few pending rows), custom and generic plans alike, at a
 	 * cost that grows with the backlog (docs/performance.md, "The claim's

@@ -73,8 +73,8 @@ static const char ages_sql[] =
 	"  FROM outbox.outbox_events WHERE status = 'NEW' GROUP BY destination"
 	" UNION ALL"
 	" SELECT 'p', destination, extract(epoch FROM now() - min(created_at))::float8"
-	"  FROM outbox.jobs WHERE status = 'PENDING' AND next_attempt_at <= now()"
-	" GROUP BY destination";
+	"  FROM outbox.jobs WHERE finished_at IS NULL AND status = 'PENDING'"
+	"   AND next_attempt_at <= now() GROUP BY destination";
 
 /*
  * A database that answers may still be unable to write: on a full disk

@@ -240,7 +240,7 @@ static void run_and_record(struct maintenance *m, enum task t)
 	free(counts);
 }
 
-/* The sweeper's instance reads jobs_pending_due every
+/* The sweeper's instance reads jobs_unfinished_due every
  * PENDING_SCAN_INTERVAL_MS (pending_scan.h); a failure is logged once until
  * a scan succeeds again. */
 static void pending_scan(struct maintenance *m)
@@ -259,7 +259,7 @@ static void pending_scan(struct maintenance *m)
 		return;
 	}
 	if (!m->scan_failing)
-		log_warning("the scan of outbox.jobs_pending_due failed: %s; the index grows until"
+		log_warning("the scan of outbox.jobs_unfinished_due failed: %s; the index grows until"
 		            " VACUUM", err);
 	m->scan_failing = true;
 }

@@ -9,7 +9,7 @@
  * holder dies (its connection closes and PostgreSQL releases the lock) or
  * stops, another takes over within one interval.  Each run is recorded in
  * outbox.maintenance_runs (outboxctl status shows it).  The sweeper's
- * instance also reads jobs_pending_due every second (pending_scan.h), not
+ * instance also reads jobs_unfinished_due every second (pending_scan.h), not
  * recorded.  The same thread keeps a consumer-only process's registry row
  * (maintenance_register()).
  */

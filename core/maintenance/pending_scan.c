@@ -1,5 +1,5 @@
 /*
- * maintenance/pending_scan.c: the scan of jobs_pending_due (see
+ * maintenance/pending_scan.c: the scan of jobs_unfinished_due (see
  * pending_scan.h).
  */
 #include "maintenance/pending_scan.h"
@@ -17,12 +17,12 @@
  * jobs enter; the pages to the left of it take no more inserts and are
  * VACUUM's.  Dead entries do not count towards the limit, so a scan visits
  * every dead entry on its way and stops early only in a backlog: a million
- * PENDING jobs cost a thousand rows a destination.
+ * unfinished jobs cost a thousand rows a destination.
  *
- * It must be an index scan of jobs_pending_due: only an index scan marks
+ * It must be an index scan of jobs_unfinished_due: only an index scan marks
  * entries dead (a bitmap scan does not, a sequential scan reads no index),
  * and only that index gives this order without a sort, which the planner
- * could otherwise prefer on jobs_destination_status.  The settings hold for
+ * could otherwise prefer on another index of the destination.  The settings hold for
  * the scan's transaction only.
  */
 static const char plan_sql[] =
@@ -33,7 +33,7 @@ static const char plan_sql[] =
 static const char scan_sql[] =
 	"SELECT count(*) FROM unnest($1::text[]) AS d(name),"
 	" LATERAL (SELECT 1 FROM outbox.jobs j"
-	"           WHERE j.destination = d.name AND j.status = 'PENDING'"
+	"           WHERE j.destination = d.name AND j.finished_at IS NULL"
 	"           ORDER BY j.next_attempt_at DESC LIMIT " PENDING_SCAN_ROWS_TEXT ") x";
 
 /* {"a","b"} (caller frees); NULL when out of memory.  Destination names
@@ -78,6 +78,6 @@ int pending_scan_run(PGconn *conn, const struct cfg *cfg, char *err, size_t errl
 	/* err keeps the first failure; a lost connection fails this too. */
 	if (PQtransactionStatus(conn) != PQTRANS_IDLE &&
 	    db_exec(conn, "ROLLBACK", rberr, sizeof(rberr)) < 0)
-		log_debug("could not roll back the scan of jobs_pending_due: %s", rberr);
+		log_debug("could not roll back the scan of jobs_unfinished_due: %s", rberr);
 	return -1;
 }

@@ -1,11 +1,12 @@
 /*
- * maintenance/pending_scan.h: read outbox.jobs_pending_due once a second,
+ * maintenance/pending_scan.h: read outbox.jobs_unfinished_due once a second,
  * so that its file stops growing (docs/maintenance.md, "Keeping the
  * indexes compact").
  *
- * A claim leaves the PENDING version of its job behind, and that version's
- * entry in the partial index jobs_pending_due: the claim reaches the row by
- * its key, so nothing reads the index there.  A B-tree entry whose row is
+ * A completion leaves the unfinished version of its job behind, and that
+ * version's entry in the partial index jobs_unfinished_due (V14; the claim
+ * before it is an update in place, which keeps the entry live): the
+ * completion reaches the row by its key, so nothing reads the index there.  A B-tree entry whose row is
  * dead is removed by VACUUM, or, sooner, by the insert that finds its page
  * full, but only when an index scan has marked the entry dead on an earlier
  * visit.  New jobs enter at the right end of each destination's range, on
@@ -13,8 +14,8 @@
  * index's size was set by how many jobs arrived between two vacuums: a
  * high-water mark that grew whenever one vacuum came late.  This scan
  * reads each destination's range from its right end, marks the entries of
- * claimed jobs dead, and the next insert on a full page frees them instead
- * of splitting it; the index then holds about what is PENDING.
+ * finished jobs dead, and the next insert on a full page frees them instead
+ * of splitting it; the index then holds about what is unfinished.
  *
  * The relay's polling does the same for outbox_events_new_due.
  */

@@ -17,15 +17,23 @@
  * Terminal jobs of status $1 finished before the cutoff ($2 seconds ago),
  * $3 at a time, with every event of theirs: the foreign key is checked at
  * the end of the statement, when both deletes are done.  SKIP LOCKED: a
- * row someone holds (a redrive) is left for the next run.
+ * row someone holds (a redrive) is left for the next run.  `which` is the
+ * predicate of the class's index (V14: jobs_succeeded_finished,
+ * jobs_dead_finished), which status alone would not let the planner use.
  */
-static const char jobs_sql[] =
-	"WITH c AS (SELECT job_id FROM outbox.jobs"
-	"            WHERE status = $1 AND finished_at < " AGO(2)
-	"            ORDER BY finished_at LIMIT $3::integer FOR UPDATE SKIP LOCKED),"
-	" e AS (DELETE FROM outbox.outbox_events e USING c WHERE e.job_id = c.job_id RETURNING 1),"
-	" d AS (DELETE FROM outbox.jobs j USING c WHERE j.job_id = c.job_id RETURNING 1)"
-	" SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e)";
+#define JOBS_SQL(which)                                                                      \
+	"WITH c AS (SELECT job_id FROM outbox.jobs"                                              \
+	"            WHERE " which " AND status = $1 AND finished_at < " AGO(2)                 \
+	"            ORDER BY finished_at LIMIT $3::integer FOR UPDATE SKIP LOCKED),"            \
+	" e AS (DELETE FROM outbox.outbox_events e USING c WHERE e.job_id = c.job_id RETURNING 1)," \
+	" d AS (DELETE FROM outbox.jobs j USING c WHERE j.job_id = c.job_id RETURNING 1)"      \
+	" SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e)"
+
+#define SUCCEEDED_WHERE "finished_at IS NOT NULL AND dead_reason IS NULL"
+#define DEAD_WHERE "dead_reason IS NOT NULL"
+
+static const char succeeded_jobs_sql[] = JOBS_SQL(SUCCEEDED_WHERE);
+static const char dead_jobs_sql[] = JOBS_SQL(DEAD_WHERE);
 
 /*
  * Events of status $1 older than the cutoff by their own time column,
@@ -62,9 +70,9 @@ static const char dlq_sql[] =
  */
 static const char dry_run_sql[] =
 	"SELECT (SELECT count(*) FROM outbox.jobs"
-	"         WHERE status = 'SUCCEEDED' AND finished_at < " AGO(1) "),"
+	"         WHERE " SUCCEEDED_WHERE " AND finished_at < " AGO(1) "),"
 	"       (SELECT count(*) FROM outbox.jobs"
-	"         WHERE status = 'DEAD' AND finished_at < " AGO(2) "),"
+	"         WHERE " DEAD_WHERE " AND finished_at < " AGO(2) "),"
 	"       (SELECT count(*) FROM outbox.outbox_events e JOIN outbox.jobs j ON j.job_id = e.job_id"
 	"         WHERE j.status = 'SUCCEEDED' AND j.finished_at < " AGO(1)
 	"            OR j.status = 'DEAD' AND j.finished_at < " AGO(2)
@@ -84,8 +92,8 @@ struct prune_step {
 
 /* Jobs first: their events go with them, so the event steps find less. */
 static const struct prune_step steps[] = {
-	{PRUNE_SUCCEEDED, "SUCCEEDED", jobs_sql},
-	{PRUNE_DEAD, "DEAD", jobs_sql},
+	{PRUNE_SUCCEEDED, "SUCCEEDED", succeeded_jobs_sql},
+	{PRUNE_DEAD, "DEAD", dead_jobs_sql},
 	{PRUNE_PUBLISHED, "PUBLISHED", published_sql},
 	{PRUNE_DEAD_EVENTS, "DEAD", dead_events_sql},
 	{PRUNE_DLQ, "-", dlq_sql},

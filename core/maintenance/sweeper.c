@@ -15,17 +15,20 @@
  * locked too (FOR UPDATE OF j, e): a claim committed after our snapshot
  * makes the row fail the recheck instead of being re-armed under a live
  * lease.  SKIP LOCKED: a row a consumer or relay holds right now is being
- * worked on, so it is not asleep.  PENDING rows come from jobs_pending_due,
- * CLAIMED ones from jobs_destination_status.
+ * worked on, so it is not asleep.  Both kinds come from jobs_unfinished_due,
+ * by its order: a claim takes due jobs only, so a CLAIMED job's
+ * next_attempt_at is no later than its claim, which is earlier than its
+ * lease's end; a lease that ended before the horizon belongs to a job due
+ * before it.
  */
 static const char sweep_sql[] =
 	"WITH c AS ("
 	"  SELECT e.event_id FROM outbox.jobs j"
 	"    JOIN outbox.outbox_events e"
 	"      ON e.job_id = j.job_id AND e.redrive_generation = j.redrive_generation"
-	"   WHERE j.destination = $1"
+	"   WHERE j.destination = $1 AND j.finished_at IS NULL"
+	"     AND j.next_attempt_at < now() - make_interval(secs => $2::float8)"
 	"     AND (j.status = 'PENDING'"
-	"          AND j.next_attempt_at < now() - make_interval(secs => $2::float8)"
 	"          OR j.status = 'CLAIMED'"
 	"          AND j.lease_until < now() - make_interval(secs => $2::float8))"
 	"     AND j.updated_at < now() - make_interval(secs => $2::float8)"

@@ -3,8 +3,10 @@
 /*
  * ops/dead.c: see ops/dead.h.
  *
- * Dead jobs are found through jobs_terminal_finished (status, finished_at),
- * so a filtered or limited list reads only the rows it returns.
+ * Dead jobs are found through jobs_dead_finished (finished_at, job_id) and
+ * jobs_dead_reason (destination, dead_reason, ...), both partial indexes
+ * whose predicate DEAD_JOB implies (V14), so a filtered or limited
+ * list reads only the rows it returns.
  */
 #include "ops/dead.h"
 
@@ -14,12 +16,16 @@
 
 #include "db/db.h"
 
+/* status = 'DEAD', as the indexes say it: the table's CHECK makes
+ * dead_reason set exactly when DEAD, and no index holds status. */
+#define DEAD_JOB " dead_reason IS NOT NULL"
+
 /* $1 destination, $2 reason, $3 limit (NULL: all). */
 static const char dead_jobs_sql[] =
 	"SELECT job_id, destination, dead_reason, last_error, attempt_count,"
 	"       to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
 	"       job_type"
-	"  FROM outbox.jobs WHERE status = 'DEAD' AND ($1::text IS NULL OR destination = $1)"
+	"  FROM outbox.jobs WHERE" DEAD_JOB " AND ($1::text IS NULL OR destination = $1)"
 	"   AND ($2::text IS NULL OR dead_reason = $2)"
 	" ORDER BY finished_at, job_id LIMIT $3::integer";
 
@@ -37,16 +43,17 @@ static const char evidence_sql[] =
 	"       to_char(d.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
 	"       d.attributes::text, d.body"
 	"  FROM outbox.dlq_messages d JOIN outbox.jobs j ON j.job_id = d.job_id"
-	" WHERE j.status = 'DEAD' AND ($1::text IS NULL OR j.destination = $1)"
+	" WHERE j.dead_reason IS NOT NULL"
+	"   AND ($1::text IS NULL OR j.destination = $1)"
 	"   AND ($2::text IS NULL OR j.dead_reason = $2)"
 	" ORDER BY d.job_id, d.received_at, d.id";
 
 static const char reasons_sql[] =
-	"SELECT destination, dead_reason, count(*) FROM outbox.jobs WHERE status = 'DEAD'"
+	"SELECT destination, dead_reason, count(*) FROM outbox.jobs WHERE" DEAD_JOB
 	" GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2";
 
 static const char ids_sql[] =
-	"SELECT job_id FROM outbox.jobs WHERE status = 'DEAD'"
+	"SELECT job_id FROM outbox.jobs WHERE" DEAD_JOB
 	"   AND ($1::text IS NULL OR destination = $1) AND ($2::text IS NULL OR dead_reason = $2)"
 	" ORDER BY finished_at, job_id LIMIT $3::integer";
 

@@ -3,10 +3,13 @@
 /*
  * ops/status.c: see ops/status.h.
  *
- * Each count is one GROUP BY over an index (jobs_destination_status,
- * outbox_events_destination_status), each age one min() over a partial
- * index, so the document costs the same few statements however many
- * destinations there are.
+ * Each count is one GROUP BY over an index, each age one min() over a
+ * partial index, so the document costs the same few statements however
+ * many destinations there are.  Finished jobs are counted from
+ * jobs_succeeded_finished and jobs_dead_reason alone (whether dead_reason
+ * is set tells the two apart); unfinished ones through jobs_unfinished_due
+ * and their rows, since no index holds a job's status (V14: a claim is an
+ * update in place).
  */
 #include "ops/status.h"
 
@@ -27,7 +30,14 @@ static const char *const event_states[] = {"NEW", "PUBLISHED", "DEAD"};
 #define N_EVENT_STATES 3
 
 static const char counts_sql[] =
-	"SELECT 'jobs', destination, status, count(*) FROM outbox.jobs GROUP BY 2, 3"
+	"SELECT 'jobs', destination, status, count(*) FROM outbox.jobs"
+	" WHERE finished_at IS NULL GROUP BY 2, 3"
+	" UNION ALL"
+	" SELECT 'jobs', destination, 'SUCCEEDED', count(*) FROM outbox.jobs"
+	"  WHERE finished_at IS NOT NULL AND dead_reason IS NULL GROUP BY 2"
+	" UNION ALL"
+	" SELECT 'jobs', destination, 'DEAD', count(*) FROM outbox.jobs"
+	"  WHERE dead_reason IS NOT NULL GROUP BY 2"
 	" UNION ALL"
 	" SELECT 'outbox', destination, status, count(*) FROM outbox.outbox_events GROUP BY 2, 3";
 
@@ -41,7 +51,8 @@ static const char ages_sql[] =
 	" SELECT 'oldest_due_pending_age_seconds', destination,"
 	"       round(extract(epoch FROM now() - min(least(greatest(created_at, run_at),"
 	"                                                  next_attempt_at)))::numeric, 3)"
-	"  FROM outbox.jobs WHERE status = 'PENDING' AND next_attempt_at <= now() GROUP BY 2";
+	"  FROM outbox.jobs WHERE finished_at IS NULL AND status = 'PENDING'"
+	"   AND next_attempt_at <= now() GROUP BY 2";
 
 static json_t *zero_counts(const char *const *states, int n)
 {
@@ -307,18 +318,21 @@ json_t *ops_status(const struct cfg *cfg, PGconn *conn, const char *unread_why, 
 }
 
 /* One row per minute of the last hour, the current minute last; finished
- * jobs are found through jobs_terminal_finished (status, finished_at). */
+ * jobs are found through jobs_succeeded_finished and jobs_dead_finished
+ * (finished_at), one range of each. */
+#define FINISHED_MINUTE                                                          \
+	" 59 - (extract(epoch FROM date_trunc('minute', now())"                       \
+	"               - date_trunc('minute', finished_at)) / 60)::integer"
+#define LAST_HOUR " finished_at >= date_trunc('minute', now()) - interval '59 minutes'"
 static const char per_minute_sql[] =
-	"SELECT m.i, coalesce(s.succeeded, 0), coalesce(s.dead, 0)"
+	"SELECT m.i, coalesce(s.n, 0), coalesce(d.n, 0)"
 	"  FROM generate_series(0, 59) AS m(i)"
-	"  LEFT JOIN (SELECT 59 - (extract(epoch FROM date_trunc('minute', now())"
-	"                                     - date_trunc('minute', finished_at)) / 60)::integer AS i,"
-	"                    count(*) FILTER (WHERE status = 'SUCCEEDED') AS succeeded,"
-	"                    count(*) FILTER (WHERE status = 'DEAD') AS dead"
-	"               FROM outbox.jobs"
-	"              WHERE status IN ('SUCCEEDED', 'DEAD')"
-	"                AND finished_at >= date_trunc('minute', now()) - interval '59 minutes'"
+	"  LEFT JOIN (SELECT" FINISHED_MINUTE " AS i, count(*) AS n FROM outbox.jobs"
+	"              WHERE finished_at IS NOT NULL AND dead_reason IS NULL AND" LAST_HOUR
 	"              GROUP BY 1) AS s USING (i)"
+	"  LEFT JOIN (SELECT" FINISHED_MINUTE " AS i, count(*) AS n FROM outbox.jobs"
+	"              WHERE dead_reason IS NOT NULL AND" LAST_HOUR
+	"              GROUP BY 1) AS d USING (i)"
 	" ORDER BY m.i";
 
 json_t *ops_jobs_per_minute(PGconn *conn, char *err, size_t errlen)

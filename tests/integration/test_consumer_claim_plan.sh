@@ -3,7 +3,7 @@
 # statistics say.  A destination's backlog of 30,000 due jobs arrives after
 # the last ANALYZE (autovacuum off on outbox.jobs, as when a backlog builds
 # faster than autovacuum analyzes): a plain join and filter let the planner
-# scan the whole backlog on every claim (jobs_pending_due or the table, a
+# scan the whole backlog on every claim (jobs_unfinished_due or the table, a
 # few hundred buffers and more per claim, growing with the backlog); the
 # claim must read about as many buffers per claimed row as on an empty
 # table.  Counted by pg_stat_statements (buffers per call and per row).

@@ -38,7 +38,7 @@ check "the maintenance tasks ran their first run" \
 # What the consumer runs between the duplicates' arrival and their
 # deletion, without the statements every idle worker runs anyway (the
 # pause read), this test's own, and the maintenance thread's scan of
-# jobs_pending_due, which every instance runs once a second whatever it
+# jobs_unfinished_due, which every instance runs once a second whatever it
 # receives (maintenance/pending_scan.c: BEGIN, three SET LOCAL enable_*,
 # the scan, COMMIT; a BEGIN or COMMIT beyond one per scan still counts).
 # The deletions wait up to 100 ms in the destination's pool, so the five

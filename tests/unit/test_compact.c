@@ -34,7 +34,7 @@ static void test_measured(void **state)
 	expect_near(100000, "72:c", 9576448, 1);
 	/* jobs_created (created_at, job_id) */
 	expect_near(100000, "8:d,65:c", 10559488, 1);
-	/* jobs_pending_due (destination, next_attempt_at), partial */
+	/* jobs_unfinished_due (destination, next_attempt_at), partial */
 	expect_near(50347, "5:c,8:d", 1589248, 2);
 }
 
