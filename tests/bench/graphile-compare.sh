@@ -222,7 +222,7 @@ outboxd_variant() {
 		sleep 0.02
 	done
 	sql "$db" "CHECKPOINT" >/dev/null
-	gw drain "$db" "SELECT 1 FROM outbox.jobs WHERE status <> 'SUCCEEDED'" "$DEADLINE" \
+	gw drain "$db" "SELECT 1 FROM outbox.jobs WHERE finished_at IS NULL" "$DEADLINE" \
 		"SELECT count(*) FROM generate_series(1, $JOBS) g,
 		 LATERAL outbox.enqueue('bench', 'd' || (g % 3 + 1), json_build_object('n', g),
 		                        jsonb_build_object('n', g))" >"$BENCH_WORK/outboxd.drain"
