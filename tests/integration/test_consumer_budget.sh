@@ -74,6 +74,12 @@ check "(b) nothing ran during the outage" [ "$(psql_q "$DB" "SELECT count(*) FRO
 psql_q "$DB" "ALTER DATABASE \"$DBNAME\" RESET default_transaction_read_only" >/dev/null
 succeeded_all() { [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED' AND job_id IN ($(printf "'%s'," "${ids[@]}" | sed 's/,$//'))")" = 5 ]; }
 check "(b) all five SUCCEEDED after the restore" wait_for 90 succeeded_all
+echo "# (b) jobs by status, attempts: $(psql_q "$DB" "SELECT string_agg(status || ' ' || attempt_count
+	|| ' x' || n, ', ') FROM (SELECT status, attempt_count, count(*) AS n FROM outbox.jobs
+	WHERE job_id IN ($(printf "'%s'," "${ids[@]}" | sed 's/,$//')) GROUP BY 1, 2) s")"
+echo "# (b) their events: $(psql_q "$DB" "SELECT string_agg(status || ' ' || attempts || ' x' || n, ', ')
+	FROM (SELECT status, attempts, count(*) AS n FROM outbox.outbox_events
+	WHERE job_id IN ($(printf "'%s'," "${ids[@]}" | sed 's/,$//')) GROUP BY 1, 2) s")"
 check "(b) never DEAD, nothing recorded from the DLQ" [ "$(dead_jobs):$(dlq_rows)" = 0:0 ]
 check "(b) the DLQ is empty" depth_is "$DLQURL" 0
 check "(b) receiving resumed" grep -q "receiving resumes" "$TEST_TMP/consumer.log"
