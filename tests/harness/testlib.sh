@@ -139,6 +139,17 @@ private_pg_stop() {
 	PRIV_PG_DATA=
 }
 
+# log_tails N: the last N lines of every log in TEST_TMP, as comments; for
+# a cleanup to call when the test failed, since CI keeps only the output.
+log_tails() {
+	local f
+	for f in "$TEST_TMP"/*.log; do
+		[ -f "$f" ] || continue
+		echo "# --- the last $1 lines of $(basename "$f")"
+		tail -n "$1" "$f" | sed 's/^/# /'
+	done
+}
+
 finish() {
 	echo "$checks_passed passed, $checks_failed failed"
 	[ "$checks_failed" -eq 0 ]

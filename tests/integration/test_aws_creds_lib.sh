@@ -29,13 +29,7 @@ ac_cleanup() {
 		wait "$OPID" 2>/dev/null
 	fi
 	ac_stub_stop
-	if [ "${checks_failed:-0}" != 0 ]; then
-		for p in "$TEST_TMP"/*.log; do
-			[ -f "$p" ] || continue
-			echo "# --- last lines of $(basename "$p") ---"
-			tail -n 30 "$p" | sed 's/^/# /'
-		done
-	fi
+	[ "${checks_failed:-0}" = 0 ] || log_tails 30
 	rm -rf "$TEST_TMP"
 }
 trap ac_cleanup EXIT

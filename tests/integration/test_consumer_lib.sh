@@ -118,18 +118,11 @@ stop_consumer() {
 }
 
 daemons_exit() {
-	local rc=$? p f
+	local rc=$? p
 	for p in "${RPID:-}" "${CPID:-}"; do
 		[ -n "$p" ] && kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
-	# A failure in CI leaves only this output: the daemons' last words.
-	if [ "$rc" != 0 ]; then
-		for f in "$TEST_TMP"/*.log; do
-			[ -f "$f" ] || continue
-			echo "# --- the last 60 lines of $(basename "$f")"
-			tail -n 60 "$f" | sed 's/^/# /'
-		done
-	fi
+	[ "$rc" = 0 ] || log_tails 60
 	rm -rf "$TEST_TMP"
 	exit "$rc"
 }
