@@ -249,11 +249,11 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * and the row filter is tested as "(...) IS TRUE", which no index can
 	 * answer (nor prove a partial index's predicate); the update then
 	 * finds the locked rows by "job_id = ANY (ARRAY(...))", an index scan
-	 * of the primary key whatever the estimate.  With a plain join
-	 * and filter the planner scans the destination's whole due backlog
-	 * (an index of the destination, or the table) and joins
-	 * it to the batch whenever the statistics predate the backlog (they
-	 * estimate a few pending rows), custom and generic plans alike, at a
+	 * of the primary key whatever the estimate.  With a plain join and
+	 * filter the planner scans the destination's whole due backlog (an
+	 * index of the destination, or the table) and joins it to the batch
+	 * whenever the statistics predate the backlog (they estimate a few
+	 * pending rows), custom and generic plans alike, at a
 	 * cost that grows with the backlog (docs/performance.md, "The claim's
 	 * plan"). */
 	[ST_CLAIM_BATCH] = {"ledger_claim_batch", 8,

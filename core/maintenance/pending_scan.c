@@ -22,8 +22,8 @@
  * It must be an index scan of jobs_unfinished_due: only an index scan marks
  * entries dead (a bitmap scan does not, a sequential scan reads no index),
  * and only that index gives this order without a sort, which the planner
- * could otherwise prefer on another index of the destination.  The settings hold for
- * the scan's transaction only.
+ * could otherwise prefer on another index of the destination.  The
+ * settings hold for the scan's transaction only.
  */
 static const char plan_sql[] =
 	"BEGIN;"
