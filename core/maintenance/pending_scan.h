@@ -9,8 +9,9 @@
  * completion reaches the row by its key, so nothing reads the index there.
  * A B-tree entry whose row is dead is removed by VACUUM, or, sooner, by the
  * insert that finds its page full, but only when an index scan has marked
- * the entry dead on an earlier visit.  New jobs enter at the right end of each destination's range, on
- * pages that no scan reads, so every page filled needed a split and the
+ * the entry dead on an earlier visit.  New jobs enter at the right end of
+ * each destination's range, on pages that no scan reads, so every page
+ * filled needed a split and the
  * index's size was set by how many jobs arrived between two vacuums: a
  * high-water mark that grew whenever one vacuum came late.  This scan
  * reads each destination's range from its right end, marks the entries of
