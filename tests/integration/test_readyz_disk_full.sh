@@ -67,6 +67,17 @@ reader_query() { # SQL: one line of its answer, within 10 s
 	local line
 	echo "$1;" >&"${READER[1]}" && IFS= read -r -t 10 line <&"${READER[0]}" && echo "$line"
 }
+# reads_answer EXPECTED: the reader's count of jobs is EXPECTED (what it
+# said otherwise goes to the log)
+reads_answer() {
+	local got
+	got=$(reader_query "SELECT count(*) FROM outbox.jobs")
+	[ "$got" = "$1" ] || { echo "# the reader said: ${got:-nothing within 10 s}"; return 1; }
+}
+# The coprocess starts psql; its backend must be up, with the table's
+# catalog entries cached, before the disk fills (else it is the race the
+# comment above names, not a read).
+check "the reader's session is open" reads_answer 0
 
 # Every free byte of the database's disk taken (dd stops at ENOSPC).  A
 # session of the database may free a few pages a moment later (a temporary
@@ -80,7 +91,7 @@ disk_full() { fill_disk; test "$(df --output=avail -k "$MNT" | tail -1 | tr -d '
 # 503 for the disk, not for a lane that lost its connection meanwhile.
 full_and_503() { fill_disk; status_is 503 && grep -q '^database cannot write: ' "$TEST_TMP/body"; }
 check "the disk is full" poll_until 60 disk_full
-check "reads still work" test "$(reader_query "SELECT count(*) FROM outbox.jobs")" = 0
+check "reads still work" reads_answer 0
 check "/readyz is 503 on the full disk" poll_until 60 full_and_503
 check "/readyz says the database cannot write" grep -q '^database cannot write: ' "$TEST_TMP/body"
 echo "# /readyz: $(cat "$TEST_TMP/body")"
