@@ -25,6 +25,19 @@
 /* Reconnects, failed receives and the database gate: 0.5 s doubling to 30 s. */
 #define SESSION_BACKOFF_FIRST_MS 500L
 #define SESSION_BACKOFF_MAX_MS 30000L
+/* Refused probes of the gate: 0.5 s doubling to 5 s (nothing is received
+ * meanwhile, a probe is one statement). */
+#define SESSION_PROBE_MAX_MS 5000L
+
+/* Ends the worker's session; consumer_worker_ensure() opens the next. */
+static void close_session(struct consumer_worker *w)
+{
+	if (w->conn == NULL)
+		return;
+	metrics_gauge_add(METRIC_WORKERS_UP, w->dest->name, -1);
+	PQfinish(w->conn);
+	w->conn = NULL;
+}
 
 int consumer_worker_ensure(struct consumer_worker *w)
 {
@@ -71,10 +84,8 @@ void consumer_worker_db_failed(struct consumer_worker *w)
 	atomic_store(&w->c->db_trouble, true);
 	if (w->conn != NULL && db_connection_lost(w->conn)) {
 		log_warning("database connection lost; reconnecting dest=%s", w->dest->name);
-		metrics_gauge_add(METRIC_WORKERS_UP, w->dest->name, -1);
 		metrics_inc(METRIC_DB_RECONNECTS, w->dest->name);
-		PQfinish(w->conn);
-		w->conn = NULL;
+		close_session(w);
 	}
 }
 
@@ -186,9 +197,22 @@ int consumer_worker_gate(struct consumer_worker *w)
 
 	if (!atomic_load(&w->c->db_trouble))
 		return 0;
-	long wait_ms = backoff_doubling(SESSION_BACKOFF_FIRST_MS, SESSION_BACKOFF_MAX_MS,
-	                                ++w->gate_failures);
+	/* While probes are refused nothing is received, so they come at most
+	 * 5 s apart: receiving resumes soon after the database does, however
+	 * long it refused.  A probe that passed and a batch that failed after
+	 * it spent a receive of each message in it: those waits grow to 30 s. */
+	long wait_ms = w->probe_refusals > 0
+	                       ? backoff_doubling(SESSION_BACKOFF_FIRST_MS, SESSION_PROBE_MAX_MS,
+	                                          w->probe_refusals)
+	                       : backoff_doubling(SESSION_BACKOFF_FIRST_MS, SESSION_BACKOFF_MAX_MS,
+	                                          ++w->gate_failures);
 
+	/* A fresh session after the wait, whoever opens the gate: what
+	 * refuses may be this session's own state (read-only after a
+	 * failover, a changed role setting), and the loop connects before it
+	 * comes here, so the session in hand may date from the outage even
+	 * when another worker's probe has passed since. */
+	close_session(w);
 	if (consumer_sleep(w->c, (int)wait_ms))
 		return -1;
 	if (!atomic_load(&w->c->db_trouble))
@@ -196,12 +220,11 @@ int consumer_worker_gate(struct consumer_worker *w)
 	if (consumer_worker_ensure(w) < 0 || ledger_probe(w->conn, err, sizeof(err)) < 0) {
 		log_warning("the database refuses the consumer's statements; not receiving for"
 		            " %ld ms: %s dest=%s", wait_ms, err, w->dest->name);
-		/* A fresh session next time: what refuses may be this session's
-		 * state (read-only after a failover, a changed role setting). */
-		PQfinish(w->conn);
-		w->conn = NULL;
+		close_session(w);
+		w->probe_refusals++;
 		return -1;
 	}
+	w->probe_refusals = 0;
 	if (atomic_exchange(&w->c->db_trouble, false))
 		log_info("the database takes the consumer's statements again; receiving resumes"
 		         " dest=%s", w->dest->name);

@@ -29,10 +29,11 @@ int consumer_worker_ensure(struct consumer_worker *w) OUTBOX_MUSTCHECK;
 void consumer_worker_db_failed(struct consumer_worker *w);
 /*
  * Before a receive: 0 when the database is not known to refuse the
- * consumer's statements; else waits (doubling 0.5 s .. 30 s), probes
- * (ledger_probe) and returns 0 when it passes, -1 (logged) when not, so
- * that no message is received, and no receive counted towards
- * maxReceiveCount, while the database cannot decide it.
+ * consumer's statements; else waits, probes (ledger_probe) and returns 0
+ * when it passes, -1 (logged) when not, so that no message is received,
+ * and no receive counted towards maxReceiveCount, while the database
+ * cannot decide it.  The wait doubles from 0.5 s: to 5 s while probes are
+ * refused, to 30 s while batches fail after probes that passed.
  */
 int consumer_worker_gate(struct consumer_worker *w) OUTBOX_MUSTCHECK;
 /* After a receive batch of n messages was handled. */

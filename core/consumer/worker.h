@@ -56,7 +56,8 @@ struct consumer_worker {
 	PGconn *conn;                          /* owned; NULL while disconnected */
 	struct aws_http *sqs;                  /* owned */
 	int backoff_failures;                  /* receive/connect failures in a row */
-	int gate_failures;                     /* refused probes of consumer_worker_gate() in a row */
+	int gate_failures;                     /* gate openings without a clean batch since */
+	int probe_refusals;                    /* refused probes of consumer_worker_gate() in a row */
 	bool db_failed;                        /* a database error in the current batch */
 	pthread_t thread;
 	bool started;                          /* joinable: false once abandoned (detached) */

@@ -72,6 +72,10 @@ check "(b) the consumer saw the refusal and stopped receiving" \
 sleep 15
 check "(b) nothing ran during the outage" [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE attempt_count > 0 AND job_id IN ($(printf "'%s'," "${ids[@]}" | sed 's/,$//'))")" = 0 ]
 psql_q "$DB" "ALTER DATABASE \"$DBNAME\" RESET default_transaction_read_only" >/dev/null
+# Refused probes come at most 5 s apart however long the outage was (30 s
+# apart before: a restore could wait that long for the next probe).
+check "(b) receiving resumed within 15 s of the restore" \
+	wait_for 15 grep -q "receiving resumes" "$TEST_TMP/consumer.log"
 succeeded_all() { [ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED' AND job_id IN ($(printf "'%s'," "${ids[@]}" | sed 's/,$//'))")" = 5 ]; }
 check "(b) all five SUCCEEDED after the restore" wait_for 90 succeeded_all
 echo "# (b) jobs by status, attempts: $(psql_q "$DB" "SELECT string_agg(status || ' ' || attempt_count
@@ -82,7 +86,12 @@ echo "# (b) their events: $(psql_q "$DB" "SELECT string_agg(status || ' ' || att
 	WHERE job_id IN ($(printf "'%s'," "${ids[@]}" | sed 's/,$//')) GROUP BY 1, 2) s")"
 check "(b) never DEAD, nothing recorded from the DLQ" [ "$(dead_jobs):$(dlq_rows)" = 0:0 ]
 check "(b) the DLQ is empty" depth_is "$DLQURL" 0
-check "(b) receiving resumed" grep -q "receiving resumes" "$TEST_TMP/consumer.log"
+# Every worker's first claim after the restore is on a session opened after
+# it: one opened during the outage stays read-only, and its refused claim
+# would stop all receiving again, for as long as that worker's wait had
+# grown (up to 30 s).
+check "(b) no claim refused once receiving resumed" \
+	[ "$(sed -n '/receiving resumes/,$p' "$TEST_TMP/consumer.log" | grep -c 'could not claim')" = 0 ]
 check "(b) each ran once" [ "$(for j in "${ids[@]}"; do executions "$j"; done | sort -u)" = 1 ]
 check "consumer exits 0" stop_consumer
 CPID=
