@@ -83,7 +83,10 @@ void consumer_worker_db_failed(struct consumer_worker *w)
 	w->db_failed = true;
 	atomic_store(&w->c->db_trouble, true);
 	if (w->conn != NULL && db_connection_lost(w->conn)) {
-		log_warning("database connection lost; reconnecting dest=%s", w->dest->name);
+		log_warning(db_session_read_only(w->conn)
+		                    ? "database session is read-only; reconnecting dest=%s"
+		                    : "database connection lost; reconnecting dest=%s",
+		            w->dest->name);
 		metrics_inc(METRIC_DB_RECONNECTS, w->dest->name);
 		close_session(w);
 	}

@@ -9,11 +9,43 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <libpq-events.h>
+
+/*
+ * A session that refused a write as read-only (SQLSTATE 25006: a hot
+ * standby, default_transaction_read_only) stays so for as long as it lives,
+ * while a new one may reach the new primary of a failover or a reset
+ * setting.  db_error() marks such a session through libpq's per-connection
+ * instance data, and db_connection_lost() then tells its caller to
+ * reconnect, as every caller does for a connection that is gone.
+ */
+static char read_only_mark;
+
+static int session_event(PGEventId id, void *info, void *pass_through)
+{
+	(void)id;
+	(void)info;
+	(void)pass_through;
+	return 1;
+}
+
+static void mark_if_read_only(PGconn *conn, const PGresult *res)
+{
+	const char *state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	/* A connection db_connect() did not make has no event procedure:
+	 * PQsetInstanceData() then fails and nothing is marked. */
+	if (conn != NULL && state != NULL && strcmp(state, "25006") == 0)
+		(void)PQsetInstanceData(conn, session_event, &read_only_mark);
+}
+
 void db_error(PGconn *conn, const PGresult *res, char *err, size_t errlen)
 {
 	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
 	size_t n;
+
+	mark_if_read_only(conn, res);
 
 	/* The server's primary message (and detail) without "ERROR:" or the LINE context. */
 	if (msg != NULL && detail != NULL) {
@@ -89,6 +121,11 @@ PGconn *db_connect(const char *conninfo, const char *application_name,
 	}
 	/* Notices ("relation already exists, skipping") are not for operators. */
 	PQsetNoticeProcessor(conn, ignore_notice, NULL);
+	if (!PQregisterEventProc(conn, session_event, "outboxd session", NULL)) {
+		snprintf(err, errlen, "out of memory");
+		PQfinish(conn);
+		return NULL;
+	}
 	if (apply_session_timeouts(conn, err, errlen) < 0) {
 		PQfinish(conn);
 		return NULL;
@@ -146,5 +183,10 @@ int db_exec(PGconn *conn, const char *sql, char *err, size_t errlen)
 
 int db_connection_lost(PGconn *conn)
 {
-	return conn == NULL || PQstatus(conn) != CONNECTION_OK;
+	return conn == NULL || PQstatus(conn) != CONNECTION_OK || db_session_read_only(conn);
+}
+
+int db_session_read_only(PGconn *conn)
+{
+	return conn != NULL && PQinstanceData(conn, session_event) == &read_only_mark;
 }

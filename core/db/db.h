@@ -55,10 +55,21 @@ PGresult *db_query(PGconn *conn, const char *sql, int nparams,
 int db_try_advisory_lock(PGconn *conn, int key1, int key2, char *err, size_t errlen)
 	OUTBOX_MUSTCHECK;
 
-/* Copy the result's or the connection's error into err, without the newline. */
+/*
+ * Copy the result's or the connection's error into err, without the
+ * newline.  An error that says the session is read-only (SQLSTATE 25006)
+ * also marks a connection of db_connect() for db_connection_lost().
+ */
 void db_error(PGconn *conn, const PGresult *res, char *err, size_t errlen);
 
-/* True if the connection is gone (the caller should reconnect). */
+/*
+ * True if the caller should reconnect: the connection is gone, or its
+ * session refused a write as read-only (after a failover it may still be
+ * on the old node, now a standby; a new session reaches the primary).
+ */
 int db_connection_lost(PGconn *conn);
+
+/* True if the session refused a write as read-only (see db_error()). */
+int db_session_read_only(PGconn *conn);
 
 #endif
