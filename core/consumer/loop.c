@@ -155,14 +155,15 @@ static int receive_locked(struct consumer_worker *w, struct sqs_messages *msgs)
 	size_t budget;
 	bool waited;
 
-	/* Connected before waiting for the lock (outbox-bench counts the
+	/* The gate first: after its wait it opens a new session itself.
+	 * Connected before waiting for the lock (outbox-bench counts the
 	 * workers' connections to know the daemon is up). */
+	if (consumer_worker_gate(w) < 0)
+		return -1;
 	if (consumer_worker_ensure(w) < 0) {
 		consumer_worker_backoff(w);
 		return -1;
 	}
-	if (consumer_worker_gate(w) < 0)
-		return -1;
 	if (w->receive_lock != NULL)
 		pthread_mutex_lock(w->receive_lock);
 	waited = pace_before_receive(w);

@@ -153,7 +153,9 @@ static PGconn *query_conn(struct consumer_services *svc, char *err, size_t errle
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (r->query_conn != NULL && db_connection_lost(r->query_conn)) {
+	/* Not db_connection_lost(): this session is read-only on purpose, and
+	 * a plugin's write refused by it is no reason to reconnect. */
+	if (r->query_conn != NULL && PQstatus(r->query_conn) != CONNECTION_OK) {
 		PQfinish(r->query_conn);
 		r->query_conn = NULL;
 	}

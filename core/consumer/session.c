@@ -198,32 +198,36 @@ int consumer_worker_gate(struct consumer_worker *w)
 {
 	char err[512] = "no database connection";
 
-	if (!atomic_load(&w->c->db_trouble))
+	if (!atomic_load(&w->c->db_trouble)) {
+		w->probe_refusals = 0;
 		return 0;
+	}
 	/* While probes are refused nothing is received, so they come at most
 	 * 5 s apart: receiving resumes soon after the database does, however
 	 * long it refused.  A probe that passed and a batch that failed after
 	 * it spent a receive of each message in it: those waits grow to 30 s. */
 	long wait_ms = w->probe_refusals > 0
 	                       ? backoff_doubling(SESSION_BACKOFF_FIRST_MS, SESSION_PROBE_MAX_MS,
-	                                          w->probe_refusals)
+	                                          w->probe_refusals + 1)
 	                       : backoff_doubling(SESSION_BACKOFF_FIRST_MS, SESSION_BACKOFF_MAX_MS,
 	                                          ++w->gate_failures);
 
-	/* A fresh session after the wait, whoever opens the gate: what
-	 * refuses may be this session's own state (read-only after a
-	 * failover, a changed role setting), and the loop connects before it
-	 * comes here, so the session in hand may date from the outage even
-	 * when another worker's probe has passed since. */
-	close_session(w);
 	if (consumer_sleep(w->c, (int)wait_ms))
 		return -1;
-	if (!atomic_load(&w->c->db_trouble))
+	/* A fresh session after the wait, whoever opens the gate: what
+	 * refuses may be this session's own state (read-only after a
+	 * failover, a changed role setting), and a session opened during the
+	 * outage may be in hand even when another worker's probe has passed
+	 * since.  Kept through the wait: it holds this process's liveness
+	 * lock (consumer/liveness.h). */
+	close_session(w);
+	if (!atomic_load(&w->c->db_trouble)) {
+		w->probe_refusals = 0;
 		return 0;
+	}
 	if (consumer_worker_ensure(w) < 0 || ledger_probe(w->conn, err, sizeof(err)) < 0) {
 		log_warning("the database refuses the consumer's statements; not receiving for"
 		            " %ld ms: %s dest=%s", wait_ms, err, w->dest->name);
-		close_session(w);
 		w->probe_refusals++;
 		return -1;
 	}

@@ -23,9 +23,11 @@ static char read_only_mark;
 
 static int session_event(PGEventId id, void *info, void *pass_through)
 {
-	(void)id;
-	(void)info;
 	(void)pass_through;
+	/* PQreset() keeps the connection's events: its new session starts
+	 * unmarked. */
+	if (id == PGEVT_CONNRESET)
+		(void)PQsetInstanceData(((PGEventConnReset *)info)->conn, session_event, NULL);
 	return 1;
 }
 

@@ -84,8 +84,12 @@ static void set_leader(struct maintenance *m, enum task t, bool on)
 static void disconnect(struct maintenance *m, const char *err)
 {
 	if (!m->down)
-		log_warning("maintenance lost its database connection: %s; the sweeper and the pruner "
-		            "wait until it is back", err);
+		log_warning(db_session_read_only(m->conn)
+		                    ? "maintenance's database session is read-only: %s; the sweeper"
+		                      " and the pruner wait for a writable one"
+		                    : "maintenance lost its database connection: %s; the sweeper and"
+		                      " the pruner wait until it is back",
+		            err);
 	m->down = true;
 	PQfinish(m->conn);
 	m->conn = NULL;
@@ -355,7 +359,6 @@ static void *maintenance_main(void *arg)
 				break;
 			continue;
 		}
-		failures = 0;
 		for (int t = 0; t < N_TASKS && m->conn != NULL; t++) {
 			if (now_ms() < m->next_ms[t])
 				continue;
@@ -367,6 +370,16 @@ static void *maintenance_main(void *arg)
 			pending_scan(m);
 		if (m->conn != NULL)
 			registry_beat(m);
+		/* A statement lost the session (gone, or read-only): the backoff
+		 * of a failed connect, so that a session that refuses at once
+		 * (a standby accepts connections) is not reopened in a loop. */
+		if (m->conn == NULL) {
+			if (sleep_until(m, now_ms() + backoff_doubling(250, RECONNECT_MAX_MS, ++failures),
+			                false))
+				break;
+			continue;
+		}
+		failures = 0;
 		for (int t = 0; t < N_TASKS; t++)
 			next = m->next_ms[t] < next ? m->next_ms[t] : next;
 		if (m->leader[TASK_SWEEPER] && m->scan_next_ms < next)

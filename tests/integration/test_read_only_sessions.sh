@@ -53,8 +53,9 @@ FAST=$(enqueue_job "$DB" news 2)
 check "the heartbeat's new session refuses the lease" \
 	wait_for 20 grep -q "could not extend the lease: cannot execute UPDATE in a read-only transaction" \
 	"$TEST_TMP/consumer.log"
-check "the relay's new session refuses its claim" \
-	wait_for 20 grep -q "read-only transaction" "$TEST_TMP/relay.log"
+check "the relay's new session refuses its statements" \
+	wait_for 20 grep -qE "could not (claim outbox events|record whether the relay lane is idle): .*read-only transaction" \
+	"$TEST_TMP/relay.log"
 check "nothing was published during the outage" \
 	[ "$(psql_q "$DB" "SELECT status FROM outbox.outbox_events WHERE job_id = '$FAST'")" = NEW ]
 psql_q "$DB" "ALTER DATABASE \"$DBNAME\" RESET default_transaction_read_only" >/dev/null
