@@ -99,6 +99,10 @@ static void free_consumer(struct consumer *c)
 	/* First: the workers are joined, their last deletions wait there. */
 	delete_pools_stop(c->delete_pools);
 	for (size_t i = 0; i < c->n_workers; i++) {
+		/* Joined: a session still open is counted (an abandoned worker's
+		 * thread closed its own and left the count to the watch). */
+		if (c->workers[i].conn != NULL)
+			metrics_gauge_add(METRIC_WORKERS_UP, c->workers[i].dest->name, -1);
 		PQfinish(c->workers[i].conn);
 		aws_http_free(c->workers[i].sqs);
 		consumer_batch_scratch_free(c->workers[i].scratch);

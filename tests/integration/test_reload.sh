@@ -23,7 +23,16 @@ write_conf() {
 	shift
 	ops_ini "$f" "$DB"
 	for spec in "$@"; do ops_dest "$f" "${spec%%:*}" "$(printf '%s' "${spec#*:}" | tr '|' '\n')"; done
+	printf '\n[metrics]\nlisten = 127.0.0.1:%s\n' "$MPORT" >>"$f"
 }
+. "$OUTBOX_SRCDIR/tests/harness/services.sh"
+MPORT=$(free_port)
+# beta_workers: outboxd_consumer_workers_connected of beta (its worker and DLQ reader)
+beta_workers() {
+	curl -s "http://127.0.0.1:$MPORT/metrics" |
+		awk '/^outboxd_consumer_workers_connected\{/ && /"beta"/ { s += $NF } END { printf "%d\n", s }'
+}
+beta_workers_at_least() { [ "$(beta_workers)" -ge "$1" ]; }
 reload() { # EXPECTED_LOG_LINE: HUP and wait until the log says it
 	local before
 	before=$(grep -c "$1" "$LOG" || true)
@@ -52,12 +61,19 @@ B2=$(ops_enqueue beta 2)
 check "(1) add: beta still serves" wait_for 30 status_is "$DB" "$B2" SUCCEEDED
 
 # (2) change beta's plugin option: its first attempt now retries
+BETA_WORKERS=$(beta_workers)
+check "(2) change: beta's sessions are counted ($BETA_WORKERS)" [ "$BETA_WORKERS" -ge 1 ]
 write_conf "$INI" "alpha:plugin.sleep_ms = 3000" "beta:plugin.retry_until_attempt = 1" "gamma:"
 check "(2) change: reloaded" reload "configuration reloaded: 0 added, 0 removed, 1 restarted, 2 unchanged"
 check "(2) change: only beta was stopped" [ "$(grep 'stopping dest=' "$LOG" | tr '\n' ' ' | sed 's/.*stopping/stopping/')" = "stopping dest=beta " ]
 check "(2) change: one unit restarted" [ "$(starts)" = 4 ]
 B3=$(ops_enqueue beta 3)
 check "(2) change: beta serves with the new option" wait_for 30 status_is "$DB" "$B3" SUCCEEDED
+# The stopped unit's sessions leave the gauge: once the new unit has all
+# its sessions, beta counts what it counted before.
+check "(2) change: beta's sessions are all up again" wait_for 10 beta_workers_at_least "$BETA_WORKERS"
+check "(2) change: beta's sessions counted once ($BETA_WORKERS before, $(beta_workers) now)" \
+	[ "$(beta_workers)" = "$BETA_WORKERS" ]
 check "(2) change: the new option applied (RETRY first, then OK: 2 attempts)" \
 	[ "$(psql_q "$DB" "SELECT attempt_count FROM outbox.jobs WHERE job_id = '$B3'")" = 2 ]
 G2=$(ops_enqueue gamma 2)
@@ -149,7 +165,9 @@ ops_pids+=("$OPID")
 check "(5) --log-level info: the start is logged despite level = error" wait_for 30 grep -q '"level":"LOG","program":"outboxd".*"message":"outboxd started' "$LOG"
 check "(5) format = json: the start is a JSON line" sh -c "grep '\"message\":\"outboxd started' '$LOG' | jq -e .pid >/dev/null"
 check "(5) --log-level info: a reload keeps it" reload '"message":"configuration reloaded'
-check "(5) --log-format text on the command line beats format = json" sh -c "'$OUTBOXD' -c '$INI' --log-format text --role all --log-level info >'$TEST_TMP/text.log' 2>&1 & p=\$!; for i in \$(seq 300); do grep -q 'LOG: outboxd started' '$TEST_TMP/text.log' && break; sleep 0.1; done; kill -TERM \$p; wait \$p; grep -q 'LOG: outboxd started' '$TEST_TMP/text.log'"
+# A second daemon beside the first: its own metrics port.
+sed "s/^listen = .*/listen = 127.0.0.1:$(free_port)/" "$INI" >"$TEST_TMP/text.ini"
+check "(5) --log-format text on the command line beats format = json" sh -c "'$OUTBOXD' -c '$TEST_TMP/text.ini' --log-format text --role all --log-level info >'$TEST_TMP/text.log' 2>&1 & p=\$!; for i in \$(seq 300); do grep -q 'LOG: outboxd started' '$TEST_TMP/text.log' && break; sleep 0.1; done; kill -TERM \$p; wait \$p; grep -q 'LOG: outboxd started' '$TEST_TMP/text.log'"
 check "(5) --log-level info: no level change announced" sh -c "! grep -q 'log level is now' '$LOG'"
 check "outboxd stops cleanly (pinned)" ops_stop "$OPID"
 finish
