@@ -103,6 +103,12 @@ struct sqs_receive_options {
 	int max_messages;       /* 1..10 */
 	int wait_time_seconds;  /* 0..20; the request timeout is set above it */
 	int visibility_timeout; /* 0..43200; < 0: the queue's default */
+	/* false (the zero value): every system and message attribute, as a
+	 * DLQ reader records them.  true: only the message attribute
+	 * "traceparent" and no system attribute (receive_count and
+	 * sent_timestamp_ms stay 0): a main queue's consumer reads nothing
+	 * else, and the smaller answer costs less to build and to parse. */
+	bool trace_only;
 };
 
 /* One received message.  Every pointer is borrowed from the owning
@@ -125,7 +131,7 @@ struct sqs_messages {
 };
 
 /*
- * ReceiveMessage with all system and message attributes.  *out is
+ * ReceiveMessage with the attributes opts asks for.  *out is
  * replaced (free the previous list first); zero messages is a success.
  * A message whose MD5OfBody does not match is dropped with a warning: it
  * becomes visible again and, if it stays broken, ends in the DLQ.  Free

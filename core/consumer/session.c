@@ -168,7 +168,7 @@ struct sqs_receive_options consumer_receive_options(const struct cfg *cfg, bool 
 {
 	return (struct sqs_receive_options){SQS_MAX_BATCH_ENTRIES,
 	                                    wait ? cfg->consumer.wait_time_seconds : 0,
-	                                    cfg->consumer.visibility_timeout_seconds};
+	                                    cfg->consumer.visibility_timeout_seconds, true};
 }
 
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url, int max,
@@ -177,6 +177,8 @@ int consumer_worker_receive(struct consumer_worker *w, const char *queue_url, in
 	struct sqs_receive_options opts = consumer_receive_options(w->c->cfg, true);
 
 	opts.max_messages = max;
+	/* A DLQ reader records every attribute of what it finds. */
+	opts.trace_only = !w->dlq;
 	struct aws_result res;
 
 	if (consumer_worker_ensure(w) < 0) {

@@ -40,12 +40,13 @@ int consumer_worker_gate(struct consumer_worker *w) OUTBOX_MUSTCHECK;
 void consumer_worker_batch_done(struct consumer_worker *w, size_t n_messages);
 /* Sleep the current backoff (doubling, 0.5 s .. 30 s). */
 void consumer_worker_backoff(struct consumer_worker *w);
-/* The ReceiveMessage options of the consumer: ten messages, the
- * [consumer] visibility timeout, and the long-poll wait unless !wait (a
- * receive joined to a full one asks without waiting). */
+/* The ReceiveMessage options of a main queue's consumer: ten messages,
+ * the [consumer] visibility timeout, the long-poll wait unless !wait (a
+ * receive joined to a full one asks without waiting), and no attribute but
+ * "traceparent". */
 struct sqs_receive_options consumer_receive_options(const struct cfg *cfg, bool wait);
 /* ensure + ReceiveMessage (consumer_receive_options, at most max messages,
- * 1..10) from queue_url into *msgs; on failure logs, backs off, frees
+ * 1..10, every attribute for a DLQ reader) from queue_url into *msgs; on failure logs, backs off, frees
  * *msgs and returns -1. */
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url, int max,
                             struct sqs_messages *msgs) OUTBOX_MUSTCHECK;

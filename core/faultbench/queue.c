@@ -242,7 +242,7 @@ static void sqs_release_last(struct fb *fb, struct fb_dest *d)
 
 static int sqs_fetch(struct fb *fb, struct fb_dest *d, struct fb_deliveries *out)
 {
-	const struct sqs_receive_options opts = {SQS_MAX_BATCH_ENTRIES, 1, FB_RECEIVE_VISIBILITY};
+	const struct sqs_receive_options opts = {SQS_MAX_BATCH_ENTRIES, 1, FB_RECEIVE_VISIBILITY, true};
 	struct aws_result res;
 
 	sqs_release_last(fb, d);

@@ -76,7 +76,7 @@ static int wait_in_flight(int want)
 /* A fresh queue holding N_MESSAGES messages, all received (in flight). */
 static int setup(void **state)
 {
-	const struct sqs_receive_options o = {10, 1, 600};
+	const struct sqs_receive_options o = {10, 1, 600, false};
 	struct aws_result res;
 	char name[64];
 	static int round;

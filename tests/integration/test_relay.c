@@ -108,7 +108,7 @@ static long count_where(const char *fmt, ...)
  * (when not NULL) collects them as a JSON array of strings. */
 static size_t receive_all(const char *url, size_t want, json_t *bodies)
 {
-	const struct sqs_receive_options o = {10, 1, 120};
+	const struct sqs_receive_options o = {10, 1, 120, false};
 	struct aws_result res;
 	size_t got = 0;
 	double deadline = now_s() + 15;

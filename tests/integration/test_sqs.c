@@ -103,7 +103,7 @@ static void test_queue_setup(void **state)
 /* Receives until want messages arrived or 20 rounds of 1 s long polls. */
 static size_t receive_all(struct sqs_messages *lists, size_t max_lists, size_t want)
 {
-	const struct sqs_receive_options o = {10, 1, 60};
+	const struct sqs_receive_options o = {10, 1, 60, false};
 	struct aws_result res;
 	size_t got = 0;
 	size_t used = 0;
@@ -175,10 +175,54 @@ static void test_batch_roundtrip(void **state)
 		sqs_messages_free(&lists[l]);
 
 	/* Deleted means gone: a short poll of the now-empty queue finds nothing. */
-	const struct sqs_receive_options o = {10, 1, -1};
+	const struct sqs_receive_options o = {10, 1, -1, false};
 	assert_int_equal(sqs_receive_message(fx.sqs, fx.queue_url, &o, &lists[0], &res), 0);
 	assert_int_equal(lists[0].n, 0);
 	sqs_messages_free(&lists[0]);
+}
+
+/* A main queue's consumer asks for the trace context alone: the answer
+ * carries no system attribute and no other message attribute. */
+static void test_receive_trace_only(void **state)
+{
+	static const char trace[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+	const struct sqs_send_entry e[2] = {{"t0", "{\"n\":0}", 7, trace},
+	                                    {"t1", "{\"n\":1}", 7, NULL}};
+	const struct sqs_receive_options o = {10, 1, 60, true};
+	struct sqs_entry_result r[2];
+	struct sqs_handle_entry h[2];
+	struct sqs_messages lists[20];
+	struct aws_result res;
+	size_t k = 0;
+	int n;
+
+	(void)state;
+	memset(lists, 0, sizeof(lists));
+	assert_int_equal(sqs_send_message_batch(fx.sqs, fx.queue_url, e, 2, r, &res), 0);
+	for (size_t l = 0; l < 20 && k < 2; l++) {
+		assert_int_equal(sqs_receive_message(fx.sqs, fx.queue_url, &o, &lists[l], &res), 0);
+		for (size_t i = 0; i < lists[l].n; i++) {
+			const struct sqs_message *m = &lists[l].items[i];
+
+			assert_true(json_object_size(m->attributes) == 0);
+			assert_int_equal(m->receive_count, 0);
+			assert_int_equal(m->sent_timestamp_ms, 0);
+			assert_int_equal(sscanf(m->body, "{\"n\":%d", &n), 1);
+			if (n == 0) {
+				assert_string_equal(sqs_message_traceparent(m), trace);
+				assert_int_equal(json_object_size(m->message_attributes), 1);
+			} else {
+				assert_null(sqs_message_traceparent(m));
+			}
+			assert_true(k < 2);
+			h[k] = (struct sqs_handle_entry){k == 0 ? "d0" : "d1", m->receipt_handle, 0};
+			k++;
+		}
+	}
+	assert_int_equal(k, 2);
+	assert_int_equal(sqs_delete_message_batch(fx.sqs, fx.queue_url, h, 2, r, &res), 0);
+	for (size_t l = 0; l < 20; l++)
+		sqs_messages_free(&lists[l]);
 }
 
 static void test_batch_over_limit_refused(void **state)
@@ -403,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue_setup),
 		cmocka_unit_test(test_batch_roundtrip),
+		cmocka_unit_test(test_receive_trace_only),
 		cmocka_unit_test(test_batch_over_limit_refused),
 		cmocka_unit_test(test_single_over_limit_permanent),
 		cmocka_unit_test(test_invalid_characters_permanent),
