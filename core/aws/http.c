@@ -26,6 +26,7 @@ struct aws_http {
 	char *scheme;   /* "http" / "https" */
 	char *host;     /* host[:port] exactly as sent in Host: */
 	struct aws_credentials *creds; /* a reference to the shared provider */
+	struct sigv4_key_cache signing_key; /* of the last request signed */
 	long connect_timeout_ms;
 	long timeout_ms;
 	size_t max_response_bytes;
@@ -137,6 +138,7 @@ void aws_http_free(struct aws_http *c)
 	curl_free(c->scheme);
 	free(c->host);
 	aws_credentials_unref(c->creds);
+	sigv4_key_cache_clear(&c->signing_key);
 	free(c->body);
 	free(c);
 }
@@ -493,7 +495,7 @@ static int attempt_begin(struct aws_http *c, const struct aws_http_request *req,
 		.n_headers = build_signed_headers(c, req, creds, c->att.host, date, hash, hdrs),
 		.body = req->body, .body_len = req->body_len, .payload_hash = c->s3 ? hash : NULL,
 	};
-	c->att.auth = sigv4_authorization(&sreq, &scope, &sc);
+	c->att.auth = sigv4_authorization_cached(&sreq, &scope, &sc, &c->signing_key);
 	if (c->att.auth == NULL) {
 		/* Deterministic (a malformed header): retrying cannot help. */
 		return aws_result_fail(res, "SigningFailed", "could not sign the request");

@@ -9,8 +9,10 @@
  */
 #include "aws/sigv4.h"
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -641,9 +643,50 @@ static int check_token_header(const struct sigv4_request *req,
 	return 0;
 }
 
-char *sigv4_authorization(const struct sigv4_request *req,
-                          const struct sigv4_scope *scope,
-                          const struct sigv4_credentials *creds)
+void sigv4_key_cache_clear(struct sigv4_key_cache *cache)
+{
+	if (cache->secret != NULL)
+		OPENSSL_cleanse(cache->secret, strlen(cache->secret));
+	free(cache->secret);
+	OPENSSL_cleanse(cache, sizeof(*cache)); /* zeroes: empty again */
+}
+
+/*
+ * The signing key of creds for the date date8 (borrowed, 8 characters) and
+ * scope into key: cache's when it was derived from the same secret and
+ * scope, else derived and, with a cache, kept there.  0 or -1.
+ */
+static int signing_key(const struct sigv4_credentials *creds, const char *date8,
+                       const struct sigv4_scope *scope, struct sigv4_key_cache *cache,
+                       unsigned char key[32])
+{
+	char id[sizeof(cache->scope)];
+	int n = snprintf(id, sizeof(id), "%.8s/%s/%s", date8, scope->region, scope->service);
+	bool cacheable = cache != NULL && n > 0 && (size_t)n < sizeof(id);
+
+	if (cacheable && cache->secret != NULL && strcmp(cache->scope, id) == 0 &&
+	    strcmp(cache->secret, creds->secret_access_key) == 0) {
+		memcpy(key, cache->key, 32);
+		return 0;
+	}
+	if (sigv4_signing_key(creds->secret_access_key, date8, scope->region, scope->service,
+	                      key) < 0)
+		return -1;
+	if (cacheable) {
+		sigv4_key_cache_clear(cache);
+		cache->secret = strdup(creds->secret_access_key);
+		if (cache->secret == NULL)
+			return 0; /* nothing kept; the key itself is fine */
+		memcpy(cache->scope, id, (size_t)n + 1);
+		memcpy(cache->key, key, 32);
+	}
+	return 0;
+}
+
+char *sigv4_authorization_cached(const struct sigv4_request *req,
+                                 const struct sigv4_scope *scope,
+                                 const struct sigv4_credentials *creds,
+                                 struct sigv4_key_cache *cache)
 {
 	char *sts = NULL;
 	char *signed_hdrs = NULL;
@@ -662,8 +705,7 @@ char *sigv4_authorization(const struct sigv4_request *req,
 	if (build_string_to_sign(req, scope, &sts, &signed_hdrs) < 0)
 		return NULL;
 	/* The date is the second line of the string to sign. */
-	if (sigv4_signing_key(creds->secret_access_key, sts + strlen(SIGV4_ALGORITHM "\n"),
-	                      scope->region, scope->service, key) < 0)
+	if (signing_key(creds, sts + strlen(SIGV4_ALGORITHM "\n"), scope, cache, key) < 0)
 		goto out;
 	if (sigv4_hmac_sha256(key, sizeof(key), sts, strlen(sts), sig) < 0)
 		goto out;
@@ -684,6 +726,13 @@ out:
 	return result;
 }
 
+char *sigv4_authorization(const struct sigv4_request *req,
+                          const struct sigv4_scope *scope,
+                          const struct sigv4_credentials *creds)
+{
+	return sigv4_authorization_cached(req, scope, creds, NULL);
+}
+
 /* ---- primitives --------------------------------------------------------- */
 
 void sigv4_format_date(long long t, char out[17])
@@ -699,13 +748,40 @@ void sigv4_format_date(long long t, char out[17])
 	}
 }
 
+/*
+ * OpenSSL 3 looks "HMAC" up among its providers on every EVP_Q_mac() call,
+ * which costs about as much as the MAC of a string to sign; the algorithm
+ * is fetched once per process instead.  An EVP_MAC is immutable and shared
+ * by every thread; it is kept until exit, as OpenSSL keeps its providers.
+ */
+static EVP_MAC *hmac_alg;
+static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
+
+static void fetch_hmac(void)
+{
+	hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
+}
+
 int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,
                       size_t data_len, unsigned char out[32])
 {
+	static char digest[] = "SHA256";
+	const OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+		OSSL_PARAM_construct_end(),
+	};
+	EVP_MAC_CTX *ctx = NULL;
 	size_t out_len = 0;
+	bool ok;
 
-	if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len, data,
-	              data_len, out, 32, &out_len) == NULL || out_len != 32) {
+	(void)pthread_once(&hmac_once, fetch_hmac);
+	if (hmac_alg != NULL)
+		ctx = EVP_MAC_CTX_new(hmac_alg);
+	ok = ctx != NULL && EVP_MAC_init(ctx, key, key_len, params) == 1 &&
+	     EVP_MAC_update(ctx, data, data_len) == 1 &&
+	     EVP_MAC_final(ctx, out, &out_len, 32) == 1 && out_len == 32;
+	EVP_MAC_CTX_free(ctx);
+	if (!ok) {
 		log_error("could not compute HMAC-SHA256");
 		return -1;
 	}

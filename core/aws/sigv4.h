@@ -100,6 +100,29 @@ char *sigv4_authorization(const struct sigv4_request *req,
                           const struct sigv4_credentials *creds) OUTBOX_MUSTCHECK;
 
 /*
+ * The signing key depends on the secret, the date, the region and the
+ * service alone, so a client that signs many requests with the same ones
+ * derives it once (four of a request's five HMACs; AWS's SDKs keep it the
+ * same way).  Zero-initialised is empty.  Owned by one signer at a time
+ * (an aws_http client); sigv4_key_cache_clear() cleanses and frees what
+ * it holds and leaves it empty.
+ */
+struct sigv4_key_cache {
+	char *secret;          /* owned copy of the secret key was derived from */
+	char scope[80];        /* "date8/region/service" of key; "" when empty */
+	unsigned char key[32];
+};
+
+/* sigv4_authorization(), taking the signing key from cache when it was
+ * derived from the same secret and scope, and keeping the new one there
+ * otherwise.  cache may be NULL (nothing kept). */
+char *sigv4_authorization_cached(const struct sigv4_request *req,
+                                 const struct sigv4_scope *scope,
+                                 const struct sigv4_credentials *creds,
+                                 struct sigv4_key_cache *cache) OUTBOX_MUSTCHECK;
+void sigv4_key_cache_clear(struct sigv4_key_cache *cache);
+
+/*
  * Percent-encode s with RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~)
  * kept, upper-case hex, and '/' kept when keep_slash.  For an S3 object path
  * encode "/bucket/key" with keep_slash = true: every key segment is encoded

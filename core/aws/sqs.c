@@ -6,12 +6,14 @@
 #include "aws/sqs.h"
 
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/hexdigest.h"
 #include "common/log.h"
 #include "common/metrics.h"
 
@@ -209,16 +211,28 @@ static const char *obj_str(const json_t *obj, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* MD5 fetched once per process: EVP_md5() makes OpenSSL 3 look it up among
+ * its providers on every digest, and every message sent and received is
+ * checked.  Immutable, shared by every thread, kept until exit. */
+static EVP_MD *md5_alg;
+static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
+
+static void fetch_md5(void)
+{
+	md5_alg = EVP_MD_fetch(NULL, "MD5", NULL);
+}
+
 static void md5_hex(const void *data, size_t len, char out[33])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 
 	out[0] = '\0';
-	if (EVP_Digest(data, len, md, &mdlen, EVP_md5(), NULL) != 1 || mdlen != 16)
+	(void)pthread_once(&md5_once, fetch_md5);
+	if (md5_alg == NULL || EVP_Digest(data, len, md, &mdlen, md5_alg, NULL) != 1 ||
+	    mdlen != 16)
 		return;
-	for (unsigned int i = 0; i < mdlen; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, mdlen, out);
 }
 
 /* true when expected (hex, any case) is the MD5 of data; a missing value

@@ -14,7 +14,8 @@
 //   hang        never answers (client timeout)
 //   bigbody     200 with a 2 MiB body
 //   partial     SendMessageBatch: entry "bad" SenderFault, "busy" server fault
-//   md5bad      SendMessageBatch: every MD5OfMessageBody wrong
+//   md5bad      SendMessageBatch: every MD5OfMessageBody wrong;
+//               ReceiveMessage: messages "good" (right MD5) and "bad" (wrong)
 //   headers     GetQueueUrl: QueueUrl is a JSON report of the request headers
 // S3 (path-style, bucket "stub-bucket"): an in-memory store that honours
 // If-None-Match: * (412); a key starting with "conflict" answers 409.
@@ -88,6 +89,10 @@ function sqs(req, res, raw) {
 	}
 	if (action === 'SendMessageBatch')
 		return sendBatchReply(res, body, scenario);
+	if (action === 'ReceiveMessage' && scenario === 'md5bad')
+		return sqsOk(res, {Messages: ['good', 'bad'].map((id) => ({MessageId: id,
+			ReceiptHandle: 'rh-' + id, Body: '{"id":"' + id + '"}',
+			MD5OfBody: md5((id === 'bad' ? 'x' : '') + '{"id":"' + id + '"}')}))});
 	return sqsError(res, 400, 'InvalidAction', 'stub does not know ' + action + ' for "' + scenario + '"');
 }
 

@@ -406,6 +406,22 @@ static void test_partial_batch(void **state)
 	assert_int_equal(r[0].klass, AWS_ERR_TRANSIENT);
 }
 
+/* A received message whose MD5OfBody does not match its body is dropped
+ * (it comes back after its visibility timeout); the others are kept. */
+static void test_receive_md5_mismatch_dropped(void **state)
+{
+	const struct sqs_receive_options o = {10, 0, -1, true};
+	struct sqs_messages m = {0};
+	struct aws_result res;
+
+	(void)state;
+	assert_int_equal(sqs_receive_message(fx.stub, "http://x/000/md5bad", &o, &m, &res), 0);
+	assert_int_equal(m.n, 1);
+	assert_string_equal(m.items[0].message_id, "good");
+	assert_string_equal(m.items[0].body, "{\"id\":\"good\"}");
+	sqs_messages_free(&m);
+}
+
 static void test_request_headers(void **state)
 {
 	struct aws_result res;
@@ -458,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_transient),
 		cmocka_unit_test(test_response_bounded),
 		cmocka_unit_test(test_partial_batch),
+		cmocka_unit_test(test_receive_md5_mismatch_dropped),
 		cmocka_unit_test(test_request_headers),
 	};
 	int rc = aws_stub_prepare();

@@ -455,19 +455,22 @@ static void test_s3_documented_put(void **state)
 }
 
 /* The same documentation, example GET Object (Range header, empty body). */
+static const struct sigv4_header s3_get_headers[4] = {
+	{"Host", "examplebucket.s3.amazonaws.com"},
+	{"Range", "bytes=0-9"},
+	{"x-amz-content-sha256", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+	{"x-amz-date", "20130524T000000Z"},
+};
+static const struct sigv4_scope s3_scope = {.region = "us-east-1", .service = "s3",
+                                            .s3_path_rules = true};
+
 static void test_s3_documented_get(void **state)
 {
-	const struct sigv4_header h[] = {
-		{"Host", "examplebucket.s3.amazonaws.com"},
-		{"Range", "bytes=0-9"},
-		{"x-amz-content-sha256", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
-		{"x-amz-date", "20130524T000000Z"},
-	};
-	struct sigv4_request req = {.method = "GET", .path = "/test.txt", .headers = h, .n_headers = 4};
-	struct sigv4_scope scope = {.region = "us-east-1", .service = "s3", .s3_path_rules = true};
+	struct sigv4_request req = {.method = "GET", .path = "/test.txt", .headers = s3_get_headers,
+	                            .n_headers = 4};
 	struct sigv4_credentials creds = {"AKIAIOSFODNN7EXAMPLE",
 	                                  "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", NULL};
-	char *authz = sigv4_authorization(&req, &scope, &creds);
+	char *authz = sigv4_authorization(&req, &s3_scope, &creds);
 
 	assert_non_null(authz);
 	assert_string_equal(authz,
@@ -475,6 +478,60 @@ static void test_s3_documented_get(void **state)
 		"SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
 		"Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
 	free(authz);
+}
+
+/* The signing key is reused for the same secret, date, region and service
+ * only: a rotated secret or a new day derives a new one. */
+static void test_signing_key_cache(void **state)
+{
+	struct sigv4_header h[4];
+	struct sigv4_request req = {.method = "GET", .path = "/test.txt", .headers = h, .n_headers = 4};
+	struct sigv4_credentials creds = {"AKIAIOSFODNN7EXAMPLE", "first/secret+key", NULL};
+	struct sigv4_key_cache cache = {0};
+	char *plain;
+	char *cached;
+	char *again;
+
+	(void)state;
+	memcpy(h, s3_get_headers, sizeof(h));
+	plain = sigv4_authorization(&req, &s3_scope, &creds);
+	cached = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
+	assert_non_null(plain);
+	assert_non_null(cached);
+	assert_string_equal(cached, plain);
+	assert_string_equal(cache.scope, "20130524/us-east-1/s3");
+	assert_string_equal(cache.secret, creds.secret_access_key);
+	free(cached);
+	/* A hit signs with the kept key: spoil it and the signature changes. */
+	cache.key[0] ^= 1;
+	again = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
+	assert_non_null(again);
+	assert_string_not_equal(again, plain);
+	free(again);
+	free(plain);
+
+	/* A rotated secret is not signed with the spoilt key of the old one. */
+	creds.secret_access_key = "another/secret+key";
+	plain = sigv4_authorization(&req, &s3_scope, &creds);
+	again = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
+	assert_string_equal(again, plain);
+	assert_string_equal(cache.secret, "another/secret+key");
+	free(again);
+	free(plain);
+
+	/* Nor is a new day. */
+	cache.key[0] ^= 1;
+	h[3].value = "20130525T000000Z";
+	plain = sigv4_authorization(&req, &s3_scope, &creds);
+	again = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
+	assert_string_equal(again, plain);
+	assert_string_equal(cache.scope, "20130525/us-east-1/s3");
+	free(again);
+	free(plain);
+
+	sigv4_key_cache_clear(&cache);
+	assert_null(cache.secret);
+	assert_string_equal(cache.scope, "");
 }
 
 static void test_payload_hash_sources(void **state)
@@ -575,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_s3_path_rules),
 		cmocka_unit_test(test_s3_documented_put),
 		cmocka_unit_test(test_s3_documented_get),
+		cmocka_unit_test(test_signing_key_cache),
 		cmocka_unit_test(test_payload_hash_sources),
 		cmocka_unit_test(test_session_token_signed),
 		cmocka_unit_test(test_refuses_incomplete_request),
