@@ -159,6 +159,19 @@ static long read_hwm_kib(pid_t pid)
 	return kib;
 }
 
+/* Says so when the daemon pid has already exited (left unreaped for
+ * bench_daemon_stop()), so a daemon that could not start is not reported
+ * as a timeout alone. */
+static void report_early_exit(pid_t pid, const char *outboxd, const char *log)
+{
+	siginfo_t info = {0};
+
+	if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    info.si_pid == pid)
+		log_error("\"%s\" exited with status %d before its workers connected; see \"%s\"",
+		          outboxd, info.si_status, log);
+}
+
 int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct daemon *d)
 {
 	const char *outboxd = b->variant != NULL ? b->variant->outboxd : b->outboxd;
@@ -177,6 +190,7 @@ int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct
 		setenv("OUTBOX_STATS_FILE", d->stats, 1);
 		execlp(outboxd, outboxd, "-c", ini, "--log-level", "warning", (char *)NULL);
 		fprintf(stderr, "could not run \"%s\": %s\n", outboxd, strerror(errno));
+		fflush(stderr); /* _exit() flushes nothing */
 		_exit(127);
 	}
 	char sql[256];
@@ -184,7 +198,10 @@ int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct
 	                           " WHERE application_name = 'outboxd consumer'"
 	                           "   AND datname = current_database()");
 	/* Ready when every worker holds its connection (made at its first receive). */
-	return bench_wait_count(b, sql, (long)b->dests * b->workers, false, 30);
+	if (bench_wait_count(b, sql, (long)b->dests * b->workers, false, 30) == 0)
+		return 0;
+	report_early_exit(d->pid, outboxd, log);
+	return -1;
 }
 
 int bench_daemon_stop(struct daemon *d)
