@@ -16,6 +16,7 @@
 //   partial     SendMessageBatch: entry "bad" SenderFault, "busy" server fault
 //   md5bad      SendMessageBatch: every MD5OfMessageBody wrong;
 //               ReceiveMessage: messages "good" (right MD5) and "bad" (wrong)
+//   short       SendMessageBatch: entry "lost" is in neither list
 //   headers     GetQueueUrl: QueueUrl is a JSON report of the request headers
 // S3 (path-style, bucket "stub-bucket"): an in-memory store that honours
 // If-None-Match: * (412); a key starting with "conflict" answers 409.
@@ -46,6 +47,8 @@ function sendBatchReply(res, req, scenario) {
 	const ok = [];
 	const failed = [];
 	for (const e of req.Entries || []) {
+		if (scenario === 'short' && e.Id === 'lost')
+			continue;
 		if (scenario === 'partial' && e.Id === 'bad')
 			failed.push({Id: e.Id, SenderFault: true, Code: 'InvalidParameterValue', Message: 'bad entry'});
 		else if (scenario === 'partial' && e.Id === 'busy')

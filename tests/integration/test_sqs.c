@@ -404,6 +404,16 @@ static void test_partial_batch(void **state)
 	assert_false(r[0].ok);
 	assert_string_equal(r[0].code, "ChecksumMismatch");
 	assert_int_equal(r[0].klass, AWS_ERR_TRANSIENT);
+
+	/* An entry the answer does not mention was not sent, as far as we know. */
+	const struct sqs_send_entry lost[] = {{"kept", "k", 1, NULL}, {"lost", "l", 1, NULL}};
+	assert_int_equal(sqs_send_message_batch(fx.stub, "http://x/000/short", lost, 2, r, &res), 0);
+	assert_true(r[0].ok);
+	assert_false(r[1].ok);
+	assert_false(r[1].sender_fault);
+	assert_string_equal(r[1].code, "MalformedResponse");
+	assert_string_equal(r[1].message, "entry missing from the batch answer");
+	assert_int_equal(r[1].klass, AWS_ERR_TRANSIENT);
 }
 
 /* A received message whose MD5OfBody does not match its body is dropped
