@@ -5,12 +5,15 @@
  */
 #include "aws/s3.h"
 
+#include "aws/crypto.h"
+
 #include <libxml/tree.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aws/crypto.h"
 #include "aws/sigv4.h"
 #include "aws/xml.h"
 
@@ -57,10 +60,11 @@ static int s3_request(const struct s3_bucket *b, const char *method, const char 
 
 static int content_md5(const void *body, size_t len, char out[32])
 {
+	const EVP_MD *md5 = aws_crypto_md5();
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 
-	if (EVP_Digest(body, len, md, &mdlen, EVP_md5(), NULL) != 1 || mdlen != 16)
+	if (md5 == NULL || EVP_Digest(body, len, md, &mdlen, md5, NULL) != 1 || mdlen != 16)
 		return -1;
 	/* 16 bytes encode to 24 characters plus NUL. */
 	return EVP_EncodeBlock((unsigned char *)out, md, (int)mdlen) == 24 ? 0 : -1;

@@ -12,7 +12,6 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "aws/crypto.h"
 #include "common/hexdigest.h"
 #include "common/log.h"
 
@@ -645,10 +645,20 @@ static int check_token_header(const struct sigv4_request *req,
 
 void sigv4_key_cache_clear(struct sigv4_key_cache *cache)
 {
-	if (cache->secret != NULL)
-		OPENSSL_cleanse(cache->secret, strlen(cache->secret));
-	free(cache->secret);
 	OPENSSL_cleanse(cache, sizeof(*cache)); /* zeroes: empty again */
+}
+
+/* SHA-256 of the secret: what the cache compares, so that it holds no
+ * copy of the secret itself.  0 or -1. */
+static int secret_digest(const char *secret, unsigned char out[32])
+{
+	const EVP_MD *sha256 = aws_crypto_sha256();
+	unsigned int len = 0;
+
+	return sha256 != NULL && EVP_Digest(secret, strlen(secret), out, &len, sha256, NULL) == 1 &&
+	               len == 32
+	           ? 0
+	           : -1;
 }
 
 /*
@@ -661,26 +671,25 @@ static int signing_key(const struct sigv4_credentials *creds, const char *date8,
                        unsigned char key[32])
 {
 	char id[sizeof(cache->scope)];
+	unsigned char secret[32];
 	int n = snprintf(id, sizeof(id), "%.8s/%s/%s", date8, scope->region, scope->service);
-	bool cacheable = cache != NULL && n > 0 && (size_t)n < sizeof(id);
+	bool cacheable = cache != NULL && n > 0 && (size_t)n < sizeof(id) &&
+	                 secret_digest(creds->secret_access_key, secret) == 0;
+	int rc = 0;
 
-	if (cacheable && cache->secret != NULL && strcmp(cache->scope, id) == 0 &&
-	    strcmp(cache->secret, creds->secret_access_key) == 0) {
+	if (cacheable && cache->scope[0] != '\0' && strcmp(cache->scope, id) == 0 &&
+	    CRYPTO_memcmp(cache->secret_sha256, secret, sizeof(secret)) == 0) {
 		memcpy(key, cache->key, 32);
-		return 0;
-	}
-	if (sigv4_signing_key(creds->secret_access_key, date8, scope->region, scope->service,
-	                      key) < 0)
-		return -1;
-	if (cacheable) {
-		sigv4_key_cache_clear(cache);
-		cache->secret = strdup(creds->secret_access_key);
-		if (cache->secret == NULL)
-			return 0; /* nothing kept; the key itself is fine */
+	} else if (sigv4_signing_key(creds->secret_access_key, date8, scope->region,
+	                             scope->service, key) < 0) {
+		rc = -1;
+	} else if (cacheable) {
 		memcpy(cache->scope, id, (size_t)n + 1);
+		memcpy(cache->secret_sha256, secret, sizeof(secret));
 		memcpy(cache->key, key, 32);
 	}
-	return 0;
+	OPENSSL_cleanse(secret, sizeof(secret));
+	return rc;
 }
 
 char *sigv4_authorization_cached(const struct sigv4_request *req,
@@ -748,20 +757,6 @@ void sigv4_format_date(long long t, char out[17])
 	}
 }
 
-/*
- * OpenSSL 3 looks "HMAC" up among its providers on every EVP_Q_mac() call,
- * which costs about as much as the MAC of a string to sign; the algorithm
- * is fetched once per process instead.  An EVP_MAC is immutable and shared
- * by every thread; it is kept until exit, as OpenSSL keeps its providers.
- */
-static EVP_MAC *hmac_alg;
-static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
-
-static void fetch_hmac(void)
-{
-	hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
-}
-
 int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,
                       size_t data_len, unsigned char out[32])
 {
@@ -774,9 +769,10 @@ int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,
 	size_t out_len = 0;
 	bool ok;
 
-	(void)pthread_once(&hmac_once, fetch_hmac);
-	if (hmac_alg != NULL)
-		ctx = EVP_MAC_CTX_new(hmac_alg);
+	EVP_MAC *hmac = aws_crypto_hmac();
+
+	if (hmac != NULL)
+		ctx = EVP_MAC_CTX_new(hmac);
 	ok = ctx != NULL && EVP_MAC_init(ctx, key, key_len, params) == 1 &&
 	     EVP_MAC_update(ctx, data, data_len) == 1 &&
 	     EVP_MAC_final(ctx, out, &out_len, 32) == 1 && out_len == 32;

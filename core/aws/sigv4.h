@@ -103,13 +103,14 @@ char *sigv4_authorization(const struct sigv4_request *req,
  * The signing key depends on the secret, the date, the region and the
  * service alone, so a client that signs many requests with the same ones
  * derives it once (four of a request's five HMACs; AWS's SDKs keep it the
- * same way).  Zero-initialised is empty.  Owned by one signer at a time
- * (an aws_http client); sigv4_key_cache_clear() cleanses and frees what
- * it holds and leaves it empty.
+ * same way).  A rotated secret is told by its SHA-256: the cache holds no
+ * copy of the secret.  Zero-initialised is empty.  Owned by one signer at
+ * a time (an aws_http client); sigv4_key_cache_clear() cleanses it and
+ * leaves it empty.
  */
 struct sigv4_key_cache {
-	char *secret;          /* owned copy of the secret key was derived from */
-	char scope[80];        /* "date8/region/service" of key; "" when empty */
+	unsigned char secret_sha256[32]; /* of the secret key was derived from */
+	char scope[80];                  /* "date8/region/service" of key; "" when empty */
 	unsigned char key[32];
 };
 

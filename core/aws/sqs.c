@@ -6,13 +6,13 @@
 #include "aws/sqs.h"
 
 #include <openssl/evp.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "aws/crypto.h"
 #include "common/hexdigest.h"
 #include "common/log.h"
 #include "common/metrics.h"
@@ -211,26 +211,14 @@ static const char *obj_str(const json_t *obj, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* MD5 fetched once per process: EVP_md5() makes OpenSSL 3 look it up among
- * its providers on every digest, and every message sent and received is
- * checked.  Immutable, shared by every thread, kept until exit. */
-static EVP_MD *md5_alg;
-static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
-
-static void fetch_md5(void)
-{
-	md5_alg = EVP_MD_fetch(NULL, "MD5", NULL);
-}
-
 static void md5_hex(const void *data, size_t len, char out[33])
 {
+	const EVP_MD *md5 = aws_crypto_md5(); /* fetched once: every message is checked */
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 
 	out[0] = '\0';
-	(void)pthread_once(&md5_once, fetch_md5);
-	if (md5_alg == NULL || EVP_Digest(data, len, md, &mdlen, md5_alg, NULL) != 1 ||
-	    mdlen != 16)
+	if (md5 == NULL || EVP_Digest(data, len, md, &mdlen, md5, NULL) != 1 || mdlen != 16)
 		return;
 	hex_encode(md, mdlen, out);
 }

@@ -159,16 +159,19 @@ static long read_hwm_kib(pid_t pid)
 	return kib;
 }
 
-/* Says so when the daemon pid has already exited (left unreaped for
- * bench_daemon_stop()), so a daemon that could not start is not reported
- * as a timeout alone. */
+/* Says so when the daemon pid has already ended (not reaped here), so a
+ * daemon that could not start is not reported as a timeout alone. */
 static void report_early_exit(pid_t pid, const char *outboxd, const char *log)
 {
 	siginfo_t info = {0};
 
-	if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-	    info.si_pid == pid)
+	if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid)
+		return;
+	if (info.si_code == CLD_EXITED)
 		log_error("\"%s\" exited with status %d before its workers connected; see \"%s\"",
+		          outboxd, info.si_status, log);
+	else
+		log_error("\"%s\" was killed by signal %d before its workers connected; see \"%s\"",
 		          outboxd, info.si_status, log);
 }
 
@@ -201,6 +204,11 @@ int bench_daemon_start(struct bench *b, const char *ini, const char *tag, struct
 	if (bench_wait_count(b, sql, (long)b->dests * b->workers, false, 30) == 0)
 		return 0;
 	report_early_exit(d->pid, outboxd, log);
+	/* No caller stops a daemon that did not start: end it (it has no work
+	 * to finish) and reap it. */
+	kill(d->pid, SIGKILL);
+	while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
+		continue;
 	return -1;
 }
 

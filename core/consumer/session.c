@@ -166,9 +166,12 @@ void consumer_worker_rearm(struct consumer_worker *w, const struct ledger_claim 
 
 struct sqs_receive_options consumer_receive_options(const struct cfg *cfg, bool wait)
 {
-	return (struct sqs_receive_options){SQS_MAX_BATCH_ENTRIES,
-	                                    wait ? cfg->consumer.wait_time_seconds : 0,
-	                                    cfg->consumer.visibility_timeout_seconds, true};
+	return (struct sqs_receive_options){
+		.max_messages = SQS_MAX_BATCH_ENTRIES,
+		.wait_time_seconds = wait ? cfg->consumer.wait_time_seconds : 0,
+		.visibility_timeout = cfg->consumer.visibility_timeout_seconds,
+		.trace_only = true,
+	};
 }
 
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url, int max,

@@ -242,7 +242,10 @@ static void sqs_release_last(struct fb *fb, struct fb_dest *d)
 
 static int sqs_fetch(struct fb *fb, struct fb_dest *d, struct fb_deliveries *out)
 {
-	const struct sqs_receive_options opts = {SQS_MAX_BATCH_ENTRIES, 1, FB_RECEIVE_VISIBILITY, true};
+	const struct sqs_receive_options opts = {.max_messages = SQS_MAX_BATCH_ENTRIES,
+	                                         .wait_time_seconds = 1,
+	                                         .visibility_timeout = FB_RECEIVE_VISIBILITY,
+	                                         .trace_only = true};
 	struct aws_result res;
 
 	sqs_release_last(fb, d);

@@ -17,6 +17,8 @@
 //   md5bad      SendMessageBatch: every MD5OfMessageBody wrong;
 //               ReceiveMessage: messages "good" (right MD5) and "bad" (wrong)
 //   short       SendMessageBatch: entry "lost" is in neither list
+//   askedfor    ReceiveMessage: one message whose body is the attribute
+//               names the request asked for (a JSON object)
 //   headers     GetQueueUrl: QueueUrl is a JSON report of the request headers
 // S3 (path-style, bucket "stub-bucket"): an in-memory store that honours
 // If-None-Match: * (412); a key starting with "conflict" answers 409.
@@ -92,6 +94,13 @@ function sqs(req, res, raw) {
 	}
 	if (action === 'SendMessageBatch')
 		return sendBatchReply(res, body, scenario);
+	if (action === 'ReceiveMessage' && scenario === 'askedfor') {
+		const asked = JSON.stringify({AttributeNames: body.AttributeNames ?? null,
+			MessageSystemAttributeNames: body.MessageSystemAttributeNames ?? null,
+			MessageAttributeNames: body.MessageAttributeNames ?? null});
+		return sqsOk(res, {Messages: [{MessageId: 'asked', ReceiptHandle: 'rh-asked',
+			Body: asked, MD5OfBody: md5(asked)}]});
+	}
 	if (action === 'ReceiveMessage' && scenario === 'md5bad')
 		return sqsOk(res, {Messages: ['good', 'bad'].map((id) => ({MessageId: id,
 			ReceiptHandle: 'rh-' + id, Body: '{"id":"' + id + '"}',

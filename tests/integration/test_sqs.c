@@ -188,7 +188,8 @@ static void test_receive_trace_only(void **state)
 	static const char trace[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 	const struct sqs_send_entry e[2] = {{"t0", "{\"n\":0}", 7, trace},
 	                                    {"t1", "{\"n\":1}", 7, NULL}};
-	const struct sqs_receive_options o = {10, 1, 60, true};
+	const struct sqs_receive_options o = {.max_messages = 10, .wait_time_seconds = 1,
+	                                      .visibility_timeout = 60, .trace_only = true};
 	struct sqs_entry_result r[2];
 	struct sqs_handle_entry h[2];
 	struct sqs_messages lists[20];
@@ -416,11 +417,35 @@ static void test_partial_batch(void **state)
 	assert_int_equal(r[1].klass, AWS_ERR_TRANSIENT);
 }
 
+/* What each kind of receive asks for, as the stub saw the request. */
+static void check_asked_for(bool trace_only, const char *expected)
+{
+	const struct sqs_receive_options o = {.max_messages = 10, .wait_time_seconds = 0,
+	                                      .visibility_timeout = -1, .trace_only = trace_only};
+	struct sqs_messages m = {0};
+	struct aws_result res;
+
+	assert_int_equal(sqs_receive_message(fx.stub, "http://x/000/askedfor", &o, &m, &res), 0);
+	assert_int_equal(m.n, 1);
+	assert_string_equal(m.items[0].body, expected);
+	sqs_messages_free(&m);
+}
+
+static void test_receive_asks_for(void **state)
+{
+	(void)state;
+	check_asked_for(true, "{\"AttributeNames\":null,\"MessageSystemAttributeNames\":null,"
+	                      "\"MessageAttributeNames\":[\"traceparent\"]}");
+	check_asked_for(false, "{\"AttributeNames\":[\"All\"],\"MessageSystemAttributeNames\":[\"All\"],"
+	                       "\"MessageAttributeNames\":[\"All\"]}");
+}
+
 /* A received message whose MD5OfBody does not match its body is dropped
  * (it comes back after its visibility timeout); the others are kept. */
 static void test_receive_md5_mismatch_dropped(void **state)
 {
-	const struct sqs_receive_options o = {10, 0, -1, true};
+	const struct sqs_receive_options o = {.max_messages = 10, .wait_time_seconds = 0,
+	                                      .visibility_timeout = -1, .trace_only = true};
 	struct sqs_messages m = {0};
 	struct aws_result res;
 
@@ -484,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_transient),
 		cmocka_unit_test(test_response_bounded),
 		cmocka_unit_test(test_partial_batch),
+		cmocka_unit_test(test_receive_asks_for),
 		cmocka_unit_test(test_receive_md5_mismatch_dropped),
 		cmocka_unit_test(test_request_headers),
 	};

@@ -480,57 +480,67 @@ static void test_s3_documented_get(void **state)
 	free(authz);
 }
 
+/* Signs req with and without the cache; the cache must not change a
+ * signature. */
+static void sign_both(const struct sigv4_request *req, const struct sigv4_scope *scope,
+                      const struct sigv4_credentials *creds, struct sigv4_key_cache *cache)
+{
+	char *plain = sigv4_authorization(req, scope, creds);
+	char *cached = sigv4_authorization_cached(req, scope, creds, cache);
+
+	assert_non_null(plain);
+	assert_non_null(cached);
+	assert_string_equal(cached, plain);
+	free(plain);
+	free(cached);
+}
+
 /* The signing key is reused for the same secret, date, region and service
- * only: a rotated secret or a new day derives a new one. */
+ * only: a rotated secret, a new day, another region or service derives a
+ * new one.  Each case first spoils the kept key, so signing with it would
+ * show. */
 static void test_signing_key_cache(void **state)
 {
 	struct sigv4_header h[4];
 	struct sigv4_request req = {.method = "GET", .path = "/test.txt", .headers = h, .n_headers = 4};
 	struct sigv4_credentials creds = {"AKIAIOSFODNN7EXAMPLE", "first/secret+key", NULL};
+	struct sigv4_scope scope = s3_scope;
 	struct sigv4_key_cache cache = {0};
 	char *plain;
-	char *cached;
 	char *again;
 
 	(void)state;
 	memcpy(h, s3_get_headers, sizeof(h));
-	plain = sigv4_authorization(&req, &s3_scope, &creds);
-	cached = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
-	assert_non_null(plain);
-	assert_non_null(cached);
-	assert_string_equal(cached, plain);
+	sign_both(&req, &scope, &creds, &cache);
 	assert_string_equal(cache.scope, "20130524/us-east-1/s3");
-	assert_string_equal(cache.secret, creds.secret_access_key);
-	free(cached);
+	/* It tells secrets by their digest: no copy of one is kept. */
+	assert_null(memmem(&cache, sizeof(cache), creds.secret_access_key,
+	                   strlen(creds.secret_access_key)));
+
 	/* A hit signs with the kept key: spoil it and the signature changes. */
+	plain = sigv4_authorization(&req, &scope, &creds);
 	cache.key[0] ^= 1;
-	again = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
+	again = sigv4_authorization_cached(&req, &scope, &creds, &cache);
 	assert_non_null(again);
 	assert_string_not_equal(again, plain);
 	free(again);
 	free(plain);
 
-	/* A rotated secret is not signed with the spoilt key of the old one. */
-	creds.secret_access_key = "another/secret+key";
-	plain = sigv4_authorization(&req, &s3_scope, &creds);
-	again = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
-	assert_string_equal(again, plain);
-	assert_string_equal(cache.secret, "another/secret+key");
-	free(again);
-	free(plain);
-
-	/* Nor is a new day. */
+	creds.secret_access_key = "another/secret+key"; /* rotated */
+	sign_both(&req, &scope, &creds, &cache);
 	cache.key[0] ^= 1;
-	h[3].value = "20130525T000000Z";
-	plain = sigv4_authorization(&req, &s3_scope, &creds);
-	again = sigv4_authorization_cached(&req, &s3_scope, &creds, &cache);
-	assert_string_equal(again, plain);
+	h[3].value = "20130525T000000Z"; /* a new day */
+	sign_both(&req, &scope, &creds, &cache);
 	assert_string_equal(cache.scope, "20130525/us-east-1/s3");
-	free(again);
-	free(plain);
+	cache.key[0] ^= 1;
+	scope.region = "eu-west-1";
+	sign_both(&req, &scope, &creds, &cache);
+	cache.key[0] ^= 1;
+	scope.service = "sqs";
+	sign_both(&req, &scope, &creds, &cache);
+	assert_string_equal(cache.scope, "20130525/eu-west-1/sqs");
 
 	sigv4_key_cache_clear(&cache);
-	assert_null(cache.secret);
 	assert_string_equal(cache.scope, "");
 }
 
