@@ -5,8 +5,6 @@
  */
 #include "aws/s3.h"
 
-#include "aws/crypto.h"
-
 #include <libxml/tree.h>
 #include <openssl/evp.h>
 #include <stdio.h>

@@ -655,10 +655,10 @@ static int secret_digest(const char *secret, unsigned char out[32])
 	const EVP_MD *sha256 = aws_crypto_sha256();
 	unsigned int len = 0;
 
-	return sha256 != NULL && EVP_Digest(secret, strlen(secret), out, &len, sha256, NULL) == 1 &&
-	               len == 32
-	           ? 0
-	           : -1;
+	if (sha256 == NULL || EVP_Digest(secret, strlen(secret), out, &len, sha256, NULL) != 1 ||
+	    len != 32)
+		return -1;
+	return 0;
 }
 
 /*
@@ -765,11 +765,10 @@ int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,
 		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
 		OSSL_PARAM_construct_end(),
 	};
+	EVP_MAC *hmac = aws_crypto_hmac();
 	EVP_MAC_CTX *ctx = NULL;
 	size_t out_len = 0;
 	bool ok;
-
-	EVP_MAC *hmac = aws_crypto_hmac();
 
 	if (hmac != NULL)
 		ctx = EVP_MAC_CTX_new(hmac);

@@ -629,18 +629,17 @@ static bool parse_message(const json_t *e, struct sqs_message *m)
 
 static json_t *receive_request(const char *queue_url, const struct sqs_receive_options *o)
 {
-	json_t *req;
+	json_t *req = json_pack("{s:s, s:i, s:i, s:[s]}", "QueueUrl", queue_url,
+	                        "MaxNumberOfMessages", o->max_messages, "WaitTimeSeconds",
+	                        o->wait_time_seconds, "MessageAttributeNames",
+	                        o->trace_only ? "traceparent" : "All");
 
-	if (o->trace_only)
-		req = json_pack("{s:s, s:i, s:i, s:[s]}", "QueueUrl", queue_url,
-		                "MaxNumberOfMessages", o->max_messages, "WaitTimeSeconds",
-		                o->wait_time_seconds, "MessageAttributeNames", "traceparent");
-	else
-		req = json_pack("{s:s, s:i, s:i, s:[s], s:[s], s:[s]}", "QueueUrl", queue_url,
-		                "MaxNumberOfMessages", o->max_messages, "WaitTimeSeconds",
-		                o->wait_time_seconds, "AttributeNames", "All",
-		                "MessageSystemAttributeNames", "All", "MessageAttributeNames",
-		                "All");
+	if (req != NULL && !o->trace_only &&
+	    (json_object_set_new(req, "AttributeNames", json_pack("[s]", "All")) < 0 ||
+	     json_object_set_new(req, "MessageSystemAttributeNames", json_pack("[s]", "All")) < 0)) {
+		json_decref(req);
+		return NULL;
+	}
 	if (req != NULL && o->visibility_timeout >= 0 &&
 	    json_object_set_new(req, "VisibilityTimeout", json_integer(o->visibility_timeout)) < 0) {
 		json_decref(req);

@@ -46,8 +46,8 @@ void consumer_worker_backoff(struct consumer_worker *w);
  * "traceparent". */
 struct sqs_receive_options consumer_receive_options(const struct cfg *cfg, bool wait);
 /* ensure + ReceiveMessage (consumer_receive_options, at most max messages,
- * 1..10, every attribute for a DLQ reader) from queue_url into *msgs; on failure logs, backs off, frees
- * *msgs and returns -1. */
+ * 1..10, every attribute for a DLQ reader) from queue_url into *msgs; on
+ * failure logs, backs off, frees *msgs and returns -1. */
 int consumer_worker_receive(struct consumer_worker *w, const char *queue_url, int max,
                             struct sqs_messages *msgs) OUTBOX_MUSTCHECK;
 /* Queue / flush deletions through w->port. */

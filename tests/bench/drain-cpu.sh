@@ -15,15 +15,16 @@
 # while outboxd is stopped, VACUUM ANALYZE and CHECKPOINT; then outboxd
 # --role all is started and timed until no job is unfinished.  Prints the
 # drain rate, the whole machine's CPU per job (/proc/stat: user + nice +
-# system + irq + softirq) and PostgreSQL's (the postmaster and its
-# children, live and reaped, from /proc), outboxd's, and the updates and HOT updates
-# of both tables.  --perf FILE records the whole machine (perf record -a
-# -g) over the first five seconds of the drain.  --callgrind FILE runs
-# outboxd under valgrind's callgrind and dumps its profile to FILE.1 when
-# the drain ends: instructions are counted, not sampled, so two builds
-# compare within a fraction of a per cent where their CPU times differ by
-# more from run to run (the times of such a run are valgrind's).  One poller, one session
-# (a coprocess), every 20 ms, so that polling costs next to nothing.
+# system + irq + softirq), PostgreSQL's (the postmaster and its children,
+# live and reaped, from /proc) and outboxd's, and the updates and HOT
+# updates of both tables.  --perf FILE records the whole machine (perf
+# record -a -g) over the first five seconds of the drain.  --callgrind
+# FILE runs outboxd under valgrind's callgrind and dumps its profile to
+# FILE.1 when the drain ends: instructions are counted, not sampled, so two
+# builds compare within a fraction of a per cent where their CPU times
+# differ by more from run to run (the times of such a run are valgrind's).
+# One poller, one session (a coprocess), every 20 ms, so that polling costs
+# next to nothing.
 #
 # Run as root on a quiet machine.
 set -eu
