@@ -13,6 +13,11 @@
 #   ops_stop PID                   SIGTERM, wait; returns its exit code
 #   ops_enqueue DEST N             enqueues item N for DEST; prints its job_id
 #   count_jobs SQL_WHERE           jobs matching the condition
+#   ops_until_dead INI LOG JOB     starts outboxd again after each death (as
+#                                  systemd's Restart=on-failure would) until
+#                                  JOB is DEAD, 6 rounds at most; sets deaths
+#                                  (those by SIGABRT); round_note, if
+#                                  defined, adds to each death's line
 
 ops_pids=()
 ops_cleanup() {
@@ -83,4 +88,22 @@ ops_enqueue() {
 
 count_jobs() {
 	psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE $1"
+}
+
+ops_until_dead() {
+	local round rc
+	deaths=0
+	for round in 1 2 3 4 5 6; do
+		ops_start "$1" "$2"
+		# until this instance dies or the job is DEAD
+		wait_for 60 sh -c "! kill -0 $OPID 2>/dev/null || [ \"\$(psql -X -At -d '$DB' -c \"SELECT status FROM outbox.jobs WHERE job_id = '$3'\")\" = DEAD ]" || true
+		if kill -0 "$OPID" 2>/dev/null; then
+			echo "round $round: the job was quarantined"
+			return 0
+		fi
+		rc=0
+		wait "$OPID" || rc=$?
+		echo "round $round: outboxd died with status $rc$(if declare -F round_note >/dev/null; then round_note; fi)"
+		[ "$rc" = 134 ] && deaths=$((deaths + 1))
+	done
 }

@@ -30,7 +30,8 @@
  *
  * For the operations tests: execute() of the job plugin.hang_job never
  * returns (a handler stuck for good); execute() of plugin.abort_job calls
- * abort() after logging the execution (a handler that kills the process);
+ * abort() after logging the execution and plugin.abort_delay_ms (a handler
+ * that kills the process);
  * plugin.hang_destroy makes destroy() never return.
  */
 #include <errno.h>
@@ -63,6 +64,7 @@ struct recorder {
 	const char *log_info;
 	const char *hang_job;
 	const char *abort_job;
+	int abort_delay_ms;
 	int hang_destroy;
 };
 
@@ -90,6 +92,8 @@ static const struct outbox_option options[] = {
 	 "job_id whose commit() hits an SQL error and returns OK"},
 	{"hang_job", OUTBOX_OPT_STRING, "-", 0, 0, 0, "job_id whose execute() never returns"},
 	{"abort_job", OUTBOX_OPT_STRING, "-", 0, 0, 0, "job_id whose execute() calls abort()"},
+	{"abort_delay_ms", OUTBOX_OPT_INT, "0", 0, 600000, 0,
+	 "milliseconds that execute() of abort_job sleeps before abort()"},
 	{"hang_destroy", OUTBOX_OPT_BOOL, "false", 0, 0, 0, "destroy() never returns"},
 	{NULL, 0, NULL, 0, 0, 0, NULL},
 };
@@ -148,6 +152,7 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->commit_sql_job = host->option(ctx, "commit_sql_job");
 	r->hang_job = host->option(ctx, "hang_job");
 	r->abort_job = host->option(ctx, "abort_job");
+	r->abort_delay_ms = host->option_int(ctx, "abort_delay_ms");
 	r->hang_destroy = host->option_bool(ctx, "hang_destroy");
 	if (strcmp(host->option(ctx, "commit_sql_file"), "-") != 0 &&
 	    read_sql_file(r, host->option(ctx, "commit_sql_file"), err, errlen) < 0)
@@ -218,8 +223,13 @@ static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *
 	log_execution(r, job);
 	if (strcmp(r->log_info, "-") != 0)
 		r->host->log(r->ctx, OUTBOX_LOG_INFO, "%s", r->log_info);
-	if (strcmp(r->abort_job, job->job_id) == 0)
+	if (strcmp(r->abort_job, job->job_id) == 0) {
+		struct timespec ts = {r->abort_delay_ms / 1000, (r->abort_delay_ms % 1000) * 1000000L};
+
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			continue;
 		abort();
+	}
 	while (strcmp(r->hang_job, job->job_id) == 0)
 		pause();
 	rec_sleep(r, job, r->sleep_ms);
