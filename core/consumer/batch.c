@@ -26,6 +26,7 @@
 #include "consumer/rules.h"
 #include "consumer/services.h"
 #include "consumer/session.h"
+#include "consumer/suspect_turn.h"
 
 /* commit_one(): a price job's commit() said OK but its success CAS did not
  * match (stale_or_lost() decides it after the transaction). */
@@ -436,6 +437,33 @@ static void execute(struct batch *b, struct bjob *j)
 
 static void complete_early(struct batch *b, struct bjob *j);
 
+/* A job that crashed a process before (consumer/suspect_turn.h). */
+static bool suspect(const struct bjob *j)
+{
+	return j->claim.crash_count > 0;
+}
+
+/*
+ * Runs j, its call counted (consumer_call_begin()) and, for a suspect,
+ * the process's suspect turn held: the turn is given back once its
+ * completion is recorded, since until then a crash of another run would
+ * count for it too.
+ */
+static void run_one(struct batch *b, struct bjob *j)
+{
+	bool ran = still_ours(b, j);
+
+	if (ran)
+		execute(b, j);
+	if (b->abandoned)
+		return; /* the watch took the call and the turn */
+	consumer_call_end(b->w);
+	if (ran && (b->each || suspect(j)))
+		complete_early(b, j);
+	if (suspect(j))
+		suspect_turn_give(b->w);
+}
+
 /* One pass of run_all(): the won jobs recorded as started by the claim
  * (suspects false), or the others (true), each recorded by still_ours(). */
 static void run_pass(struct batch *b, bool suspects)
@@ -456,16 +484,11 @@ static void run_pass(struct batch *b, bool suspects)
 				consumer_quarantine(b->w, j->m, &j->claim);
 		} else if (!consumer_call_begin(b->w)) {
 			release(b, j); /* a stop came while it waited for a free call */
-		} else {
-			bool ran = still_ours(b, j);
-
-			if (ran)
-				execute(b, j);
-			if (b->abandoned)
-				return; /* the watch took the call out of the count */
+		} else if (suspect(j) && !suspect_turn_take(b->w)) {
 			consumer_call_end(b->w);
-			if (ran && b->each)
-				complete_early(b, j);
+			release(b, j); /* a stop came while another suspect ran */
+		} else {
+			run_one(b, j);
 		}
 	}
 }

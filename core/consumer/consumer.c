@@ -30,6 +30,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "consumer/delete_pool.h"
+#include "consumer/suspect_turn.h"
 #include "plugin/instance.h"
 
 static size_t count_workers(const struct cfg *cfg)
@@ -98,6 +99,7 @@ static void free_consumer(struct consumer *c)
 {
 	/* First: the workers are joined, their last deletions wait there. */
 	delete_pools_stop(c->delete_pools);
+	suspect_turn_give_consumer(c);
 	for (size_t i = 0; i < c->n_workers; i++) {
 		/* Joined: a session still open is counted (an abandoned worker's
 		 * thread closed its own and left the count to the watch). */
@@ -136,6 +138,7 @@ static void request_stop(struct consumer *c)
 	atomic_store(&c->stopping, true);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
+	suspect_turn_wake();
 }
 
 /* How often the watch looks for handlers to abandon. */
@@ -217,6 +220,7 @@ static void abandon(struct consumer *c, struct consumer_worker *w, const char *j
 		w->pace->in_flight--;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
+	suspect_turn_give(w); /* its hung suspect holds no other suspect back */
 	metrics_inc(METRIC_HANDLERS_ABANDONED, dest);
 	if (serial) {
 		log_error("handler still running %lld s after it started (time limit %d s); its"
@@ -427,6 +431,7 @@ static bool stop_set(struct consumer **cs, size_t n, bool may_exit)
 			log_error("handlers did not return %d s after their claims were released;"
 			          " their threads and plugin instance are left behind",
 			          CONSUMER_RELEASE_WAIT_SECONDS);
+			suspect_turn_give_consumer(cs[i]);
 			cs[i] = NULL;
 			all_freed = false;
 		}
