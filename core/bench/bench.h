@@ -14,6 +14,7 @@
  * bench_server.c the PostgreSQL server: durable or not, its CPU
  * bench_dbwork.c what the database did per job: WAL, row versions, HOT
  *               updates, outboxd's round trips and statements
+ * bench_schedstat.c a task's time on a CPU and waiting for one (Linux)
  * bench_settings.c --baseline-settings: the [relay]/[consumer] fragment
  *               and its merge into the generated relay.ini
  * bench_print.c the figures, one column or baseline and current
@@ -155,10 +156,41 @@ int bench_soak_run(struct bench *b, bool json) OUTBOX_MUSTCHECK;
 int64_t bench_now_us(void);
 int64_t bench_wall_us(void);
 
+/* A task's scheduler times (bench_schedstat.c); have is false where
+ * Linux's schedstat could not be read. */
+struct bench_sched {
+	bool have;
+	long long run_ns;  /* on a CPU */
+	long long wait_ns; /* runnable, waiting in a run queue */
+};
+
+/* The scheduler times of backend pid when it is a PostgreSQL backend on
+ * this machine, and of the calling thread. */
+void bench_sched_backend(int pid, struct bench_sched *out);
+void bench_sched_thread(struct bench_sched *out);
+
+/*
+ * Where the producers' transactions spent their time, in ms per job: the
+ * mean transaction, of it their backends on a CPU and waiting for one,
+ * the producer threads on a CPU and waiting for one; what is left is time
+ * neither side could run (the WAL flush, locks, the loopback), slightly
+ * negative when the parts overlap.  have is false when a schedstat could
+ * not be read (a server elsewhere).
+ */
+struct bench_producer_time {
+	bool have;
+	double mean_ms;
+	double backend_cpu_ms;
+	double backend_run_queue_ms;
+	double client_cpu_ms;
+	double client_run_queue_ms;
+};
+
 /* The producers' figures of one bench_enqueue(). */
 struct bench_commits {
 	double rate;   /* jobs/s from the first BEGIN to the last COMMIT */
 	double p99_ms; /* of each job's transaction: BEGIN, enqueue, COMMIT */
+	struct bench_producer_time time;
 };
 
 /*

@@ -103,6 +103,8 @@ struct producer {
 	int rc;
 	double *ms; /* owned: each transaction's time, in order */
 	int done;
+	/* Scheduler times of its backend and its thread over its jobs. */
+	struct bench_sched backend0, backend1, client0, client1;
 	pthread_t thread;
 };
 
@@ -118,6 +120,8 @@ static void *producer_main(void *arg)
 		log_error("producer could not connect: %s", err);
 		return NULL;
 	}
+	bench_sched_backend(PQbackendPID(conn), &p->backend0);
+	bench_sched_thread(&p->client0);
 	for (int n = p->first; n < p->end; n += p->step) {
 		/* Job n's place in the schedule that every producer shares. */
 		int64_t t0 = p->rate > 0 ? pace(p->t0_us, n - p->n0, p->rate) : bench_now_us();
@@ -128,6 +132,8 @@ static void *producer_main(void *arg)
 		}
 		p->ms[p->done++] = (double)(bench_now_us() - t0) / 1000.0;
 	}
+	bench_sched_backend(PQbackendPID(conn), &p->backend1);
+	bench_sched_thread(&p->client1);
 	PQfinish(conn);
 	p->rc = 0;
 	return NULL;
@@ -154,6 +160,33 @@ static int commit_p99(const struct producer *ps, int np, int count, struct bench
 	out->p99_ms = bench_percentile(all, m, 99);
 	free(all);
 	return 0;
+}
+
+/* The producers' time per job (struct bench_producer_time) into out. */
+static void producer_time(const struct producer *ps, int np, int count,
+                          struct bench_producer_time *out)
+{
+	double ms = 0, ns[4] = {0, 0, 0, 0};
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < np; i++) {
+		const struct producer *p = &ps[i];
+
+		if (!p->backend0.have || !p->backend1.have || !p->client0.have || !p->client1.have)
+			return;
+		for (int k = 0; k < p->done; k++)
+			ms += p->ms[k];
+		ns[0] += (double)(p->backend1.run_ns - p->backend0.run_ns);
+		ns[1] += (double)(p->backend1.wait_ns - p->backend0.wait_ns);
+		ns[2] += (double)(p->client1.run_ns - p->client0.run_ns);
+		ns[3] += (double)(p->client1.wait_ns - p->client0.wait_ns);
+	}
+	out->mean_ms = ms / count;
+	out->backend_cpu_ms = ns[0] / 1e6 / count;
+	out->backend_run_queue_ms = ns[1] / 1e6 / count;
+	out->client_cpu_ms = ns[2] / 1e6 / count;
+	out->client_run_queue_ms = ns[3] / 1e6 / count;
+	out->have = true;
 }
 
 int bench_enqueue(struct bench *b, const char *phase, char (*names)[48], int n0, int count,
@@ -190,6 +223,7 @@ int bench_enqueue_paced(struct bench *b, const char *phase, char (*names)[48], i
 	}
 	if (rc == 0 && out != NULL) {
 		out->rate = count * 1e6 / (double)(bench_now_us() - t0);
+		producer_time(ps, np, count, &out->time);
 		rc = commit_p99(ps, np, count, out);
 	}
 	for (int i = 0; i < started; i++)

@@ -44,6 +44,23 @@ static void db_work_json(json_t *o, const char *prefix, const struct bench_db_wo
 	}
 }
 
+/* Where the producers' transactions spent their time (struct
+ * bench_producer_time), ms per job; null when not measured. */
+static json_t *producer_time_json(bool have, const struct bench_producer_time *t)
+{
+	if (!have || !t->have)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+	                 "mean", num_or_null(true, t->mean_ms),
+	                 "backend_cpu", num_or_null(true, t->backend_cpu_ms),
+	                 "backend_run_queue", num_or_null(true, t->backend_run_queue_ms),
+	                 "client_cpu", num_or_null(true, t->client_cpu_ms),
+	                 "client_run_queue", num_or_null(true, t->client_run_queue_ms),
+	                 "rest", num_or_null(true, t->mean_ms - t->backend_cpu_ms -
+	                                               t->backend_run_queue_ms - t->client_cpu_ms -
+	                                               t->client_run_queue_ms));
+}
+
 /* The figures of one run of the daemon phases. */
 static json_t *run_json(const struct bench *b, const struct bench_run *r)
 {
@@ -89,6 +106,9 @@ static json_t *run_json(const struct bench *b, const struct bench_run *r)
 	                    num_or_null(e2e, r->with_outboxd.p99_ms));
 	json_object_set_new(o, "producer_rate_ratio",
 	                    num_or_null(e2e && r->solo.rate > 0, r->with_outboxd.rate / r->solo.rate));
+	json_object_set_new(o, "producer_ms_per_job_solo", producer_time_json(e2e, &r->solo.time));
+	json_object_set_new(o, "producer_ms_per_job_with_outboxd",
+	                    producer_time_json(e2e, &r->with_outboxd.time));
 	return o;
 }
 

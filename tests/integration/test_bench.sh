@@ -42,6 +42,15 @@ for key in producer_rate_solo producer_rate_with_outboxd producer_commit_p99_ms_
 	producer_commit_p99_ms_with_outboxd producer_rate_ratio; do
 	check "$key is a positive number" jq -e ".$key > 0" "$OUT" >/dev/null
 done
+# Where the producers' time went: read from this machine's schedstat (the
+# harness's cluster is local), each part a number, the backends' CPU some
+# but not all of the mean transaction.
+for key in producer_ms_per_job_solo producer_ms_per_job_with_outboxd; do
+	check "$key splits the mean transaction" jq -e ".$key"' |
+		([.mean, .backend_cpu, .backend_run_queue, .client_cpu, .client_run_queue, .rest]
+		 | all(type == "number")) and .backend_cpu > 0 and .backend_run_queue >= 0
+		and .client_cpu > 0 and .mean > .backend_cpu' "$OUT" >/dev/null
+done
 
 # The drain, with a baseline from the shipped round-2 settings: every new
 # key a number, at the top level and under "baseline"; each phase's jobs

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright 2026 The outboxd authors */
+/*
+ * bench/bench_schedstat.c: a task's time on a CPU and waiting for one, from
+ * Linux's /proc/PID/schedstat and /proc/self/task/TID/schedstat (see
+ * bench.h).  The kernel's scheduler statistics: the first field is the
+ * nanoseconds the task ran, the second the nanoseconds it was runnable but
+ * waited in a run queue -- the one figure that tells a machine short of
+ * CPU from a server that waits for locks or for its disk.
+ */
+#include "bench/bench.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static bool read_schedstat(const char *path, struct bench_sched *out)
+{
+	FILE *f = fopen(path, "re");
+	long long run = -1, wait = -1;
+	int n;
+
+	if (f == NULL)
+		return false;
+	n = fscanf(f, "%lld %lld", &run, &wait);
+	fclose(f);
+	if (n != 2 || run < 0 || wait < 0)
+		return false;
+	out->run_ns = run;
+	out->wait_ns = wait;
+	out->have = true;
+	return true;
+}
+
+/* Whether pid is a PostgreSQL backend on this machine: a server elsewhere
+ * has its own pids, which here may name any process or none. */
+static bool local_postgres(int pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strncmp(comm, "postgres", 8) == 0;
+}
+
+void bench_sched_backend(int pid, struct bench_sched *out)
+{
+	char path[64];
+
+	out->have = false;
+	if (pid <= 0 || !local_postgres(pid))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	(void)read_schedstat(path, out);
+}
+
+void bench_sched_thread(struct bench_sched *out)
+{
+	char path[64];
+
+	out->have = false;
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/schedstat", (long)syscall(SYS_gettid));
+	(void)read_schedstat(path, out);
+}
