@@ -200,7 +200,8 @@ static bool offer(struct batch *b, size_t i, size_t n)
  * returned before it.  Not for a handler measured
  * faster than MARK_EACH_MIN_MS: its batch runs in about claim_max times
  * that, and the claim records every run at no extra statement
- * (docs/outboxd.md, "Quarantine", says what a kill costs then).
+ * (docs/outboxd.md, "Quarantine", says what a kill costs then); its
+ * suspects are still recorded and completed one by one (run_one()).
  */
 static bool mark_each(const struct consumer_worker *w)
 {
@@ -445,9 +446,10 @@ static bool suspect(const struct bjob *j)
 
 /*
  * Runs j, its call counted (consumer_call_begin()) and, for a suspect,
- * the process's suspect turn held: the turn is given back once its
- * completion is recorded, since until then a crash of another run would
- * count for it too.
+ * the process's suspect turn taken (or waited for long enough): a suspect
+ * is completed as soon as it returns and gives the turn back only then,
+ * since until its completion a crash of another run would count for it
+ * too.
  */
 static void run_one(struct batch *b, struct bjob *j)
 {
@@ -484,7 +486,8 @@ static void run_pass(struct batch *b, bool suspects)
 				consumer_quarantine(b->w, j->m, &j->claim);
 		} else if (!consumer_call_begin(b->w)) {
 			release(b, j); /* a stop came while it waited for a free call */
-		} else if (suspect(j) && !suspect_turn_take(b->w)) {
+		} else if (suspect(j) &&
+		           suspect_turn_take(b->w, j->claim.job_id) == SUSPECT_TURN_STOPPING) {
 			consumer_call_end(b->w);
 			release(b, j); /* a stop came while another suspect ran */
 		} else {
@@ -498,10 +501,11 @@ static void run_pass(struct batch *b, bool suspects)
  * then the others -- the suspects (they crashed a process before) and,
  * unless the handler is fast (mark_each()), every job but the first --
  * each recorded right before it runs, which also clears the record of
- * every run that returned before it.  So a job counts only the crashes
- * of its own runs; with a fast handler a crash during the first pass
- * counts for every job of that pass (they were all recorded at the
- * claim), which makes them suspects for their next run.
+ * every run that returned before it, a suspect only while it holds the
+ * process's suspect turn (run_one()).  So a job counts the crashes of
+ * the runs it was recorded in; with a fast handler a crash during the
+ * first pass counts for every job of that pass (they were all recorded at
+ * the claim), which makes them suspects for their next run.
  * The poison-job count costs no statement unless a suspect is in the
  * batch (docs/outboxd.md, "Quarantine").
  */
@@ -896,7 +900,7 @@ static void ensure_for_verdicts(struct consumer_worker *w)
 		            " retried when their leases expire dest=%s", w->dest->name);
 }
 
-/* Records the verdict of j, which just returned (mark_each()). */
+/* Records the verdict of j, which just returned (mark_each(), or a suspect). */
 static void complete_early(struct batch *b, struct bjob *j)
 {
 	struct bjob *one[1] = {j};

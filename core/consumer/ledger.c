@@ -113,17 +113,23 @@ static const struct stmt_def stmts[ST_COUNT] = {
 	 * queue the message came from ($5: its destination) and to the
 	 * message's job type and window generation ($6, $7; NULL for no
 	 * window); the handler runs right after, so the run is recorded as
-	 * started ($8 started_by) with the claim itself, and a crashed last
-	 * run is counted (COUNT_CRASH). */
+	 * started ($8 started_by) with the claim itself, except for a suspect
+	 * (it crashed a process before, or is found crashed now), whose run
+	 * ledger_mark_started() records once it holds the process's suspect
+	 * turn (consumer/suspect_turn.h); a crashed last run is counted
+	 * (COUNT_CRASH). */
 	[ST_CLAIM] = {"ledger_claim", 8,
 		"UPDATE outbox.jobs SET status = 'CLAIMED', claimed_by = $3,"
-		"       attempt_count = attempt_count + 1," COUNT_CRASH " started_by = $8::integer,"
+		"       attempt_count = attempt_count + 1," COUNT_CRASH
+		"       started_by = CASE WHEN crash_count > 0 OR" RUN_CRASHED " THEN NULL"
+		"                         ELSE $8::integer END,"
 		"       lease_until = now() + make_interval(secs => $4::float8), updated_at = now()"
 		" WHERE job_id = $1 AND redrive_generation = $2::integer"
 		"   AND destination = $5 AND job_type = $6"
 		"   AND window_generation IS NOT DISTINCT FROM $7::integer AND" CLAIMABLE
 		" RETURNING attempt_count, window_symbol IS NOT NULL, coalesce(window_generation, 0),"
-		"           payload::text, crash_count, extract(epoch FROM next_attempt_at)::float8"},
+		"           payload::text, crash_count, extract(epoch FROM next_attempt_at)::float8,"
+		"           started_by IS NOT NULL"},
 	[ST_MARK_STALE] = {"ledger_mark_stale", 2,
 		"UPDATE outbox.jobs SET status = 'DEAD', dead_reason = 'STALE',"
 		"       last_error = 'the price window was corrected: a newer generation exists',"
@@ -482,7 +488,7 @@ static int claim(PGconn *conn, enum stmt st, const char *job_id, int redrive_gen
 	out->has_price_window = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	out->window_generation = to_int(PQgetvalue(res, 0, 2));
 	out->crash_count = to_int(PQgetvalue(res, 0, 4));
-	out->run_marked = true;
+	out->run_marked = strcmp(PQgetvalue(res, 0, 6), "t") == 0;
 	out->due_epoch = strtod(PQgetvalue(res, 0, 5), NULL);
 	rc = 1;
 out:

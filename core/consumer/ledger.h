@@ -86,10 +86,10 @@ struct ledger_claim {
 	/* Handler runs of the job that ended with their process, this claim's
 	 * finding included (docs/outboxd.md, "Quarantine"). */
 	int crash_count;
-	/* The run is recorded as started (outbox.jobs.started_by): always for
-	 * ledger_claim(); for a batch claim unless
-	 * the job crashed a process before (crash_count > 0): that one needs
-	 * ledger_mark_started() right before it runs. */
+	/* The run is recorded as started (outbox.jobs.started_by) by the
+	 * claim, unless the job crashed a process before (crash_count > 0)
+	 * or, for a batch claim, is not the one job it records: that one
+	 * needs ledger_mark_started() right before it runs. */
 	bool run_marked;
 	double due_epoch;           /* next_attempt_at, seconds since the epoch:
 	                               the producer's commit for a first attempt */
@@ -119,8 +119,9 @@ int ledger_price_window_lock(PGconn *conn, const char *symbol, const char *windo
  * destination, the message's job type and window generation) -> CLAIMED
  * by claimed_by (copied into out), attempt_count + 1, lease_until = now()
  * + lease_seconds, the run recorded as started by this process
- * (started_by; a previous run whose process is gone counted in
- * crash_count, see consumer/liveness.h).  On 1, *payload is the job's
+ * (started_by) unless the job is a suspect (out->run_marked; a previous
+ * run whose process is gone counted in crash_count, see
+ * consumer/liveness.h).  On 1, *payload is the job's
  * payload as JSON text (caller frees with free()).
  */
 int ledger_claim(PGconn *conn, const char *job_id, int redrive_generation,
