@@ -168,6 +168,9 @@ struct bench_sched {
  * this machine, and of the calling thread. */
 void bench_sched_backend(int pid, struct bench_sched *out);
 void bench_sched_thread(struct bench_sched *out);
+/* Every CPU's user + nice + system + irq + softirq time so far, in
+ * seconds (/proc/stat); -1 when unreadable. */
+double bench_machine_cpu_seconds(void);
 
 /*
  * Where the producers' transactions spent their time, in ms per job: the
@@ -280,6 +283,11 @@ struct bench_run {
 	bool have_e2e;
 	double e2e_rate, requests_per_job;
 	double e2e_cpu_seconds; /* outboxd's CPU in the e2e phase */
+	/* The e2e phase's CPU, the producers' own left out (their backends'
+	 * and threads', from schedstat): what the pipeline cost, in ms per
+	 * job, on PostgreSQL and on the whole machine; < 0: not measured. */
+	double e2e_pipeline_postgres_cpu_ms_per_job;
+	double e2e_pipeline_machine_cpu_ms_per_job;
 	json_t *e2e_sqs;        /* owned reference: its requests per action, or NULL */
 	struct bench_db_work e2e_db; /* the producers' enqueues and the daemon's work */
 	long peak_rss_kib;

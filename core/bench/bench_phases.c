@@ -56,11 +56,34 @@ out:
 	return rc;
 }
 
+/* The e2e phase's CPU per job, less the producers' own (struct
+ * bench_run); < 0 where a part was not measured. */
+static void pipeline_cpu(const struct bench *b, const struct bench_pg_cpu *pg0,
+                         const struct bench_pg_cpu *pg1, double machine0, double machine1,
+                         struct bench_run *r)
+{
+	const struct bench_producer_time *t = &r->with_outboxd.time;
+	double producers = t->backend_cpu_ms + t->client_cpu_ms;
+
+	r->e2e_pipeline_postgres_cpu_ms_per_job = -1;
+	r->e2e_pipeline_machine_cpu_ms_per_job = -1;
+	if (!t->have)
+		return;
+	if (pg0->postmaster != 0 && pg1->postmaster == pg0->postmaster)
+		r->e2e_pipeline_postgres_cpu_ms_per_job =
+		        (pg1->seconds - pg0->seconds) * 1000.0 / b->jobs - t->backend_cpu_ms;
+	if (machine0 >= 0 && machine1 >= 0)
+		r->e2e_pipeline_machine_cpu_ms_per_job =
+		        (machine1 - machine0) * 1000.0 / b->jobs - producers;
+}
+
 /* Phase 3: the real daemon while the producers enqueue N more jobs. */
 static int e2e_phase(struct bench *b, const char *ini, struct bench_run *r)
 {
 	char sql[2048], phase[32];
 	struct bench_db_sample db0, db1;
+	struct bench_pg_cpu pg0 = {0}, pg1 = {0};
+	double machine0, machine1 = -1;
 	struct daemon d;
 	int64_t t0;
 	int rc;
@@ -69,11 +92,24 @@ static int e2e_phase(struct bench *b, const char *ini, struct bench_run *r)
 	if (bench_db_sample(b, &db0) < 0 || bench_daemon_start(b, ini, phase, &d) < 0)
 		return -1;
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
+	/* From the daemon's start on: its start-up is the same for every N. */
+	if (bench_pg_cpu_sample(b, &pg0) < 0) {
+		(void)bench_daemon_stop(&d);
+		json_decref(d.sqs);
+		return -1;
+	}
+	machine0 = bench_machine_cpu_seconds();
 	t0 = bench_now_us();
 	rc = bench_enqueue(b, phase, b->names, 0, b->jobs, &r->with_outboxd);
 	if (rc == 0)
 		rc = bench_wait_count(b, sql, 0, true, 600);
 	r->e2e_rate = b->jobs * 1e6 / (double)(bench_now_us() - t0);
+	/* Sampled before the stop, as the drain's. */
+	if (rc == 0) {
+		machine1 = bench_machine_cpu_seconds();
+		rc = bench_pg_cpu_sample(b, &pg1);
+	}
+	pipeline_cpu(b, &pg0, &pg1, machine0, machine1, r);
 	if (bench_daemon_stop(&d) < 0)
 		rc = -1;
 	r->e2e_sqs = d.sqs;

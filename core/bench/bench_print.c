@@ -79,6 +79,12 @@ static json_t *run_json(const struct bench *b, const struct bench_run *r)
 	json_object_set_new(o, "outboxd_cpu_ms_per_job",
 	                    num_or_null(e2e && r->e2e_cpu_seconds >= 0,
 	                                r->e2e_cpu_seconds * 1000.0 / b->jobs));
+	json_object_set_new(o, "e2e_pipeline_postgres_cpu_ms_per_job",
+	                    num_or_null(e2e && r->e2e_pipeline_postgres_cpu_ms_per_job >= 0,
+	                                r->e2e_pipeline_postgres_cpu_ms_per_job));
+	json_object_set_new(o, "e2e_pipeline_machine_cpu_ms_per_job",
+	                    num_or_null(e2e && r->e2e_pipeline_machine_cpu_ms_per_job >= 0,
+	                                r->e2e_pipeline_machine_cpu_ms_per_job));
 	if (r->e2e_sqs != NULL)
 		json_object_set(o, "sqs_requests_by_action", r->e2e_sqs);
 	json_object_set_new(o, "achieved_offered_rate", num_or_null(e2e, r->lat.achieved_rate));

@@ -2,8 +2,8 @@
 /* Copyright 2026 The outboxd authors */
 /*
  * bench/bench_schedstat.c: a task's time on a CPU and waiting for one, from
- * Linux's /proc/PID/schedstat and /proc/self/task/TID/schedstat (see
- * bench.h).  The kernel's scheduler statistics: the first field is the
+ * Linux's /proc/PID/schedstat and /proc/self/task/TID/schedstat, and the
+ * whole machine's busy time from /proc/stat (see bench.h).  The kernel's scheduler statistics: the first field is the
  * nanoseconds the task ran, the second the nanoseconds it was runnable but
  * waited in a run queue -- the one figure that tells a machine short of
  * CPU from a server that waits for locks or for its disk.
@@ -59,6 +59,22 @@ void bench_sched_backend(int pid, struct bench_sched *out)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
 	(void)read_schedstat(path, out);
+}
+
+double bench_machine_cpu_seconds(void)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	unsigned long long user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+	int n;
+
+	if (f == NULL)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait,
+	           &irq, &softirq);
+	fclose(f);
+	if (n != 7)
+		return -1;
+	return (double)(user + nice + sys + irq + softirq) / (double)sysconf(_SC_CLK_TCK);
 }
 
 void bench_sched_thread(struct bench_sched *out)

@@ -252,6 +252,8 @@ outboxd_variant() {
 		producer_rate_ratio: $b.producer_rate_ratio,
 		producer_commit_p99_ms_solo: $b.producer_commit_p99_ms_solo,
 		producer_commit_p99_ms_with_worker: $b.producer_commit_p99_ms_with_outboxd,
+		producer_ms_per_job_solo: $b.producer_ms_per_job_solo,
+		producer_ms_per_job_with_worker: $b.producer_ms_per_job_with_outboxd,
 		worker: "outboxd", processes: 1,
 		settings: {destinations: 3, workers_per_destination: $w, plugin: "bench_noop"},
 		outbox_bench: {drain_rate: $b.drain_rate, drain_outboxd_cpu_ms_per_job: $b.drain_outboxd_cpu_ms_per_job,

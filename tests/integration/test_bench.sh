@@ -51,6 +51,12 @@ for key in producer_ms_per_job_solo producer_ms_per_job_with_outboxd; do
 		 | all(type == "number")) and .backend_cpu > 0 and .backend_run_queue >= 0
 		and .client_cpu > 0 and .mean > .backend_cpu' "$OUT" >/dev/null
 done
+# What the pipeline cost end to end, the producers' own CPU left out: the
+# daemon's sessions cost PostgreSQL something, and the whole machine more
+# (outboxd and the emulator besides).
+check "the pipeline's CPU per job end to end is measured" jq -e '
+	.e2e_pipeline_postgres_cpu_ms_per_job > 0 and
+	.e2e_pipeline_machine_cpu_ms_per_job > .e2e_pipeline_postgres_cpu_ms_per_job' "$OUT" >/dev/null
 
 # The drain, with a baseline from the shipped round-2 settings: every new
 # key a number, at the top level and under "baseline"; each phase's jobs
