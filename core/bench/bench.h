@@ -14,7 +14,8 @@
  * bench_server.c the PostgreSQL server: durable or not, its CPU
  * bench_dbwork.c what the database did per job: WAL, row versions, HOT
  *               updates, outboxd's round trips and statements
- * bench_schedstat.c a task's time on a CPU and waiting for one (Linux)
+ * bench_schedstat.c a task's time on a CPU and waiting for one, the
+ *               machine's busy time (Linux)
  * bench_settings.c --baseline-settings: the [relay]/[consumer] fragment
  *               and its merge into the generated relay.ini
  * bench_print.c the figures, one column or baseline and current
@@ -176,7 +177,7 @@ double bench_machine_cpu_seconds(void);
  * Where the producers' transactions spent their time, in ms per job: the
  * mean transaction, of it their backends on a CPU and waiting for one,
  * the producer threads on a CPU and waiting for one; what is left is time
- * neither side could run (the WAL flush, locks, the loopback), slightly
+ * both sides slept (the WAL flush, locks, the loopback), slightly
  * negative when the parts overlap.  have is false when a schedstat could
  * not be read (a server elsewhere).
  */

@@ -92,7 +92,8 @@ static int e2e_phase(struct bench *b, const char *ini, struct bench_run *r)
 	if (bench_db_sample(b, &db0) < 0 || bench_daemon_start(b, ini, phase, &d) < 0)
 		return -1;
 	bench_count_sql(b, b->names, "jobs", "'PENDING', 'CLAIMED'", sql, sizeof(sql));
-	/* From the daemon's start on: its start-up is the same for every N. */
+	/* From the moment its workers are connected: a start-up, the same for
+	 * every N, would weigh more at a small N. */
 	if (bench_pg_cpu_sample(b, &pg0) < 0) {
 		(void)bench_daemon_stop(&d);
 		json_decref(d.sqs);

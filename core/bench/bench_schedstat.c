@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright 2026 The outboxd authors */
 /*
- * bench/bench_schedstat.c: a task's time on a CPU and waiting for one, from
- * Linux's /proc/PID/schedstat and /proc/self/task/TID/schedstat, and the
- * whole machine's busy time from /proc/stat (see bench.h).  The kernel's scheduler statistics: the first field is the
- * nanoseconds the task ran, the second the nanoseconds it was runnable but
- * waited in a run queue -- the one figure that tells a machine short of
- * CPU from a server that waits for locks or for its disk.
+ * bench/bench_schedstat.c: a task's time on a CPU and waiting for one,
+ * from Linux's /proc/PID/schedstat and /proc/self/task/TID/schedstat, and
+ * the whole machine's busy time from /proc/stat (see bench.h).  The
+ * kernel's scheduler statistics: the first field is the nanoseconds the
+ * task ran, the second the nanoseconds it was runnable but waited in a run
+ * queue -- the one figure that tells a machine short of CPU from a server
+ * that waits for locks or for its disk.
  */
 #include "bench/bench.h"
 
@@ -25,7 +26,8 @@ static bool read_schedstat(const char *path, struct bench_sched *out)
 		return false;
 	n = fscanf(f, "%lld %lld", &run, &wait);
 	fclose(f);
-	if (n != 2 || run < 0 || wait < 0)
+	/* A kernel without scheduler statistics prints zeros. */
+	if (n != 2 || run <= 0 || wait < 0)
 		return false;
 	out->run_ns = run;
 	out->wait_ns = wait;
@@ -47,7 +49,8 @@ static bool local_postgres(int pid)
 	if (fgets(comm, sizeof(comm), f) == NULL)
 		comm[0] = '\0';
 	fclose(f);
-	return strncmp(comm, "postgres", 8) == 0;
+	comm[strcspn(comm, "\n")] = '\0';
+	return strcmp(comm, "postgres") == 0;
 }
 
 void bench_sched_backend(int pid, struct bench_sched *out)
