@@ -329,6 +329,11 @@ struct bench_pg_cpu {
  * when the server is not a process of this machine.  Returns 0 or -1. */
 int bench_pg_cpu_sample(struct bench *b, struct bench_pg_cpu *s) OUTBOX_MUSTCHECK;
 
+/* The postmaster of backend pid when both are postgres processes of this
+ * machine (a server elsewhere has pids of its own, which here may name any
+ * process or none); else 0, and why says which is not. */
+pid_t bench_local_postmaster(pid_t pid, char *why, size_t len);
+
 /* utime + stime of a process (with its reaped children: cutime + cstime
  * when children is true), in seconds; -1 when unreadable. */
 double bench_proc_cpu_seconds(pid_t pid, bool children);

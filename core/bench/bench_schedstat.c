@@ -12,7 +12,6 @@
 #include "bench/bench.h"
 
 #include <stdio.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,32 +34,23 @@ static bool read_schedstat(const char *path, struct bench_sched *out)
 	return true;
 }
 
-/* Whether pid is a PostgreSQL backend on this machine: a server elsewhere
- * has its own pids, which here may name any process or none. */
-static bool local_postgres(int pid)
+void bench_sched_backend(int pid, struct bench_sched *out)
 {
-	char path[64], comm[32] = "";
-	FILE *f;
+	char path[64], why[160];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return false;
-	if (fgets(comm, sizeof(comm), f) == NULL)
-		comm[0] = '\0';
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
-	return strcmp(comm, "postgres") == 0;
+	out->have = false;
+	if (pid <= 0 || bench_local_postmaster((pid_t)pid, why, sizeof(why)) == 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	(void)read_schedstat(path, out);
 }
 
-void bench_sched_backend(int pid, struct bench_sched *out)
+void bench_sched_thread(struct bench_sched *out)
 {
 	char path[64];
 
 	out->have = false;
-	if (pid <= 0 || !local_postgres(pid))
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/schedstat", (long)syscall(SYS_gettid));
 	(void)read_schedstat(path, out);
 }
 
@@ -78,13 +68,4 @@ double bench_machine_cpu_seconds(void)
 	if (n != 7)
 		return -1;
 	return (double)(user + nice + sys + irq + softirq) / (double)sysconf(_SC_CLK_TCK);
-}
-
-void bench_sched_thread(struct bench_sched *out)
-{
-	char path[64];
-
-	out->have = false;
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/schedstat", (long)syscall(SYS_gettid));
-	(void)read_schedstat(path, out);
 }

@@ -91,14 +91,30 @@ double bench_proc_cpu_seconds(pid_t pid, bool children)
 	return (double)(t[0] + t[1] + (children ? t[2] + t[3] : 0)) / (double)sysconf(_SC_CLK_TCK);
 }
 
+pid_t bench_local_postmaster(pid_t pid, char *why, size_t len)
+{
+	unsigned long long t[4];
+	char comm[16];
+	pid_t ppid, grandparent;
+
+	if (read_stat(pid, comm, &ppid, t) < 0 || strcmp(comm, "postgres") != 0) {
+		snprintf(why, len, "backend pid %ld is not a postgres process of this machine",
+		         (long)pid);
+		return 0;
+	}
+	if (read_stat(ppid, comm, &grandparent, t) < 0 || strcmp(comm, "postgres") != 0) {
+		snprintf(why, len, "the parent of backend pid %ld is not a postgres process", (long)pid);
+		return 0;
+	}
+	return ppid;
+}
+
 /* b->conn's backend pid and the postmaster above it, when both are local
  * postgres processes; else postmaster 0 and the reason in why. */
 static int find_postmaster(struct bench *b, struct bench_pg_cpu *s, char *why, size_t len)
 {
-	unsigned long long t[4];
-	char err[512], comm[16];
+	char err[512];
 	PGresult *res = db_query(b->conn, "SELECT pg_backend_pid()", 0, NULL, err, sizeof(err));
-	pid_t ppid;
 
 	s->postmaster = 0;
 	if (res == NULL) {
@@ -107,19 +123,7 @@ static int find_postmaster(struct bench *b, struct bench_pg_cpu *s, char *why, s
 	}
 	s->own_backend = (pid_t)strtol(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
-	if (read_stat(s->own_backend, comm, &ppid, t) < 0 || strcmp(comm, "postgres") != 0) {
-		snprintf(why, len, "backend pid %ld is not a postgres process of this machine",
-		         (long)s->own_backend);
-		return 0;
-	}
-	if (read_stat(ppid, comm, &ppid, t) < 0 || strcmp(comm, "postgres") != 0) {
-		snprintf(why, len, "the parent of backend pid %ld is not a postgres process",
-		         (long)s->own_backend);
-		return 0;
-	}
-	/* read_stat() overwrote ppid with the postmaster's own parent. */
-	if (read_stat(s->own_backend, comm, &s->postmaster, t) < 0)
-		s->postmaster = 0;
+	s->postmaster = bench_local_postmaster(s->own_backend, why, len);
 	return 0;
 }
 
