@@ -202,17 +202,23 @@ static void log_execution(struct recorder *r, const struct outbox_job *job)
 	close(fd);
 }
 
+/* Sleeps ms, whatever signals come. */
+static void sleep_ms(long long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		continue;
+}
+
 /* Sleeps ms on the attempts plugin.sleep_until_attempt allows, for the
  * job plugin.sleep_job (every job when "-"). */
 static void rec_sleep(const struct recorder *r, const struct outbox_job *job, long long ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
 	if ((r->sleep_until_attempt > 0 && job->attempt > r->sleep_until_attempt) ||
 	    (strcmp(r->sleep_job, "-") != 0 && strcmp(r->sleep_job, job->job_id) != 0))
 		return;
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		continue;
+	sleep_ms(ms);
 }
 
 static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *job,
@@ -224,10 +230,7 @@ static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *
 	if (strcmp(r->log_info, "-") != 0)
 		r->host->log(r->ctx, OUTBOX_LOG_INFO, "%s", r->log_info);
 	if (strcmp(r->abort_job, job->job_id) == 0) {
-		struct timespec ts = {r->abort_delay_ms / 1000, (r->abort_delay_ms % 1000) * 1000000L};
-
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			continue;
+		sleep_ms(r->abort_delay_ms);
 		abort();
 	}
 	while (strcmp(r->hang_job, job->job_id) == 0)
