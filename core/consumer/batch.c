@@ -3,8 +3,8 @@
 /*
  * consumer/batch.c: the job pipeline (see consumer/batch.h and
  * docs/consumer.md, "The pipeline"): claim, the rules for what the claim
- * did not win, run, complete.  The claim is claim(), the success
- * completion complete_ok(), the failure completion complete_failed().
+ * did not win, run, complete.  The claim is claim(); the completions are
+ * in consumer/complete.c.
  */
 #include "consumer/batch.h"
 
@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "consumer/bjob.h"
+#include "consumer/complete.h"
 #include "consumer/control.h"
 #include "consumer/message.h"
 #include "consumer/quarantine.h"
@@ -27,10 +28,6 @@
 #include "consumer/services.h"
 #include "consumer/session.h"
 #include "consumer/suspect_turn.h"
-
-/* commit_one(): a price job's commit() said OK but its success CAS did not
- * match (stale_or_lost() decides it after the transaction). */
-#define NOT_SUCCEEDED 100
 
 static size_t slot_of(const struct batch *b, const struct bjob *j)
 {
@@ -515,362 +512,6 @@ static void run_all(struct batch *b)
 		run_pass(b, pass == 1);
 }
 
-/*
- * The failure completion, for every verdict but OK of a claim j holds.
- * RETRY: back to PENDING, next attempt after the destination's backoff
- * or, when execute() asked for one (retry_after_ms), not before that
- * (capped at the backoff maximum); in the same statement the job's outbox
- * event is re-armed to be published when the job is due, then the
- * message is deleted, so a retry never counts as a receive towards
- * maxReceiveCount.  When nothing could be re-armed (a relay is sending
- * the event right now), the message is kept and reappears when due.
- * FAIL, or a RETRY of the destination's last attempt (max_attempts): DEAD
- * 'PERMANENT' or 'MAX_ATTEMPTS', message deleted.  A broken connection is
- * reopened first: the CAS binds the claim, so recording the verdict is
- * safe whatever happened to the transaction that broke.
- */
-static void complete_failed(struct batch *b, struct bjob *j, enum outbox_verdict v,
-                            const char *why)
-{
-	struct consumer_worker *w = b->w;
-	const struct cfg *cfg = w->c->cfg;
-	int delay = consumer_retry_delay_seconds(cfg, j->claim.attempt_count, j->retry_after_ms);
-	/* a RETRY that would start attempt max_attempts + 1 ends the job instead */
-	bool exhausted = v != OUTBOX_FAIL && w->dest->max_attempts > 0
-	                 && j->claim.attempt_count >= w->dest->max_attempts;
-	const char *reason = exhausted ? "MAX_ATTEMPTS" : "PERMANENT";
-	char err[512] = "no database connection", last[640];
-	bool rearmed = false;
-	int rc;
-
-	snprintf(last, sizeof(last), "attempt %d of at most %d asked to retry: %s",
-	         j->claim.attempt_count, w->dest->max_attempts, why);
-	if (exhausted)
-		v = OUTBOX_FAIL;
-	rc = consumer_worker_ensure(w) < 0 ? -1
-	     : v == OUTBOX_FAIL
-	         ? ledger_fail(w->conn, &j->claim, reason, exhausted ? last : why, err, sizeof(err))
-	         : ledger_retry(w->conn, &j->claim, delay, why, &rearmed, err, sizeof(err));
-	if (rc < 0) {
-		log_warning("could not record the %s; the job is decided when its lease expires:"
-		            " %s job_id=%s", v == OUTBOX_FAIL ? "failure" : "retry", err,
-		            j->claim.job_id);
-		consumer_worker_db_failed(w);
-		return;
-	}
-	if (rc == 0) {
-		w->counters.lost_claims++;
-		log_warning("lost the claim; %s not recorded job_id=%s",
-		            v == OUTBOX_FAIL ? "failure" : "retry", j->claim.job_id);
-		return;
-	}
-	if (v == OUTBOX_FAIL) {
-		w->counters.failed++;
-		metrics_inc(exhausted ? METRIC_JOBS_DEAD_MAX_ATTEMPTS : METRIC_JOBS_DEAD_PERMANENT,
-		            w->dest->name);
-		log_warning("job %s: %s dest=%s job_id=%s", exhausted ? "ran out of attempts"
-		            : "failed permanently", exhausted ? last : why, w->dest->name,
-		            j->claim.job_id);
-		consumer_worker_delete(w, j->m);
-		return;
-	}
-	w->counters.retried++;
-	metrics_inc(METRIC_JOBS_RETRIED, w->dest->name);
-	log_info("job will be retried in %d s: %s dest=%s job_id=%s attempt=%d", delay, why,
-	         w->dest->name, j->claim.job_id, j->claim.attempt_count);
-	if (rearmed) {
-		w->counters.rearmed++;
-		consumer_worker_delete(w, j->m);
-	} else if (consumer_worker_set_visibility(w, j->m, delay, j->claim.job_id) < 0) {
-		consumer_worker_rearm(w, &j->claim);
-	}
-}
-
-/* After commit() returned OK over an SQL error of its own: the savepoint
- * rolled back and RETRY with the error, or -1 when there is no savepoint
- * to go back to (the whole transaction is lost). */
-static int commit_errored(struct consumer_worker *w, struct outbox_tx *tx, char *err,
-                          size_t errlen)
-{
-	char sqlerr[512];
-
-	if (!tx->savepoint_taken) {
-		snprintf(err, errlen, "commit() returned OK in a failed transaction: %s",
-		         PQerrorMessage(w->conn));
-		return -1;
-	}
-	snprintf(sqlerr, sizeof(sqlerr), "%.500s", err[0] ? err : PQerrorMessage(w->conn));
-	sqlerr[strcspn(sqlerr, "\n")] = '\0';
-	snprintf(err, errlen, "commit() returned OK after an SQL error: %s", sqlerr);
-	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
-	                errlen - strlen(err)) < 0)
-		return -1;
-	return OUTBOX_RETRY;
-}
-
-/*
- * The success CAS of a price job (only while its window still has the
- * job's generation), right after its commit(): when it matches nothing
- * the job's writes are rolled back to its savepoint and, after the
- * transaction, the job is found stale or lost (stale_or_lost()).
- * Returns OK, NOT_SUCCEEDED, or -1 when the transaction broke.
- */
-static int succeed_price(struct consumer_worker *w, struct bjob *j, const struct outbox_tx *tx,
-                         char *err, size_t errlen)
-{
-	int rc = ledger_succeed(w->conn, &j->claim, err, errlen);
-
-	if (rc < 0)
-		return -1;
-	if (rc == 1)
-		return OUTBOX_OK;
-	if (tx->savepoint_taken &&
-	    consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err, errlen) < 0)
-		return -1;
-	return NOT_SUCCEEDED;
-}
-
-/* The job's commit() behind its savepoint.  Returns its verdict (the
- * savepoint rolled back unless OK; RETRY when commit() returned OK over an
- * SQL error), or -1 when the transaction broke. */
-static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
-{
-	struct consumer_worker *w = b->w;
-	struct outbox_tx tx = {.conn = w->conn, .savepoint = true};
-	enum outbox_verdict v;
-
-	err[0] = '\0';
-	v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err, errlen);
-	if (consumer_tx_violated(&tx)) {
-		/* tx_exec refused transaction control (the transaction is still
-		 * open): the job fails.  Else the connection is gone, and with it
-		 * the whole batch's transaction: the caller retries them all. */
-		bool open = PQtransactionStatus(w->conn) == PQTRANS_INTRANS ||
-		            PQtransactionStatus(w->conn) == PQTRANS_INERROR;
-
-		log_warning("%s; %s dest=%s job_id=%s", tx.why,
-		            open ? "the job fails" : "nothing of the attempt was committed",
-		            w->dest->name, j->claim.job_id);
-		snprintf(err, errlen, "%s", tx.why);
-		v = OUTBOX_FAIL;
-		if (!open)
-			return -1;
-	}
-	if (v == OUTBOX_OK && PQtransactionStatus(w->conn) == PQTRANS_INERROR)
-		return commit_errored(w, &tx, err, errlen);
-	if (v == OUTBOX_OK && j->claim.has_price_window)
-		return succeed_price(w, j, &tx, err, errlen);
-	if (v == OUTBOX_OK || !tx.savepoint_taken)
-		return (int)v;
-	if (consumer_tx(w, "ROLLBACK TO SAVEPOINT outbox_job", err + strlen(err),
-	                errlen - strlen(err)) < 0)
-		return -1;
-	return (int)v;
-}
-
-/*
- * The success CAS of a price job matched nothing: if the claim is still
- * ours and the window was corrected meanwhile, the job is stale (DEAD
- * 'STALE', decided under the window row lock) and its message goes.
- */
-static void stale_or_lost(struct batch *b, struct bjob *j)
-{
-	struct consumer_worker *w = b->w;
-	char err[512];
-	int rc = ledger_mark_stale_claimed(w->conn, &j->claim, err, sizeof(err));
-
-	if (rc == 1) {
-		w->counters.stale++;
-		metrics_inc(METRIC_JOBS_DEAD_STALE, w->dest->name);
-		log_warning("price window corrected while the job ran; marked DEAD STALE, the"
-		            " handler's writes are discarded dest=%s job_id=%s", w->dest->name,
-		            j->claim.job_id);
-		consumer_worker_delete(w, j->m);
-		return;
-	}
-	if (rc < 0) {
-		log_warning("could not mark the job stale; it is decided when its lease expires:"
-		            " %s job_id=%s", err, j->claim.job_id);
-		consumer_worker_db_failed(w);
-		return;
-	}
-	w->counters.lost_claims++;
-	log_warning("lost the claim; the handler's writes are discarded job_id=%s",
-	            j->claim.job_id);
-}
-
-/* After a committed completion: count, log and delete each success, and
- * decide the price jobs whose success CAS matched nothing. */
-static void succeeded(struct batch *b, struct bjob *const *ok, size_t n)
-{
-	struct consumer_worker *w = b->w;
-
-	for (size_t k = 0; k < n; k++) {
-		w->counters.succeeded++;
-		metrics_inc(METRIC_JOBS_SUCCEEDED, w->dest->name);
-		log_info("job succeeded dest=%s job_id=%s attempt=%d", w->dest->name,
-		         ok[k]->claim.job_id, ok[k]->claim.attempt_count);
-		consumer_worker_delete(w, ok[k]->m);
-	}
-}
-
-/* Jobs whose commit() refused: RETRY or FAIL, after the transaction
- * (reconnecting first if it broke; else they wait for their leases); the
- * price jobs found not to succeed: stale or lost. */
-static void refused(struct batch *b, struct bjob *const *no, size_t n)
-{
-	if (n > 0 && consumer_worker_ensure(b->w) < 0)
-		return;
-	for (size_t k = 0; k < n; k++) {
-		struct bjob *j = no[k];
-
-		if (j->stale_check)
-			stale_or_lost(b, j);
-		else if (!j->refused)
-			continue; /* not succeeded, then rolled back: retried already */
-		else if (j->v == OUTBOX_FAIL)
-			complete_failed(b, j, OUTBOX_FAIL,
-			                j->msg[0] ? j->msg : "commit() failed permanently");
-		else
-			complete_failed(b, j, OUTBOX_RETRY,
-			                j->msg[0] ? j->msg : "commit() asked for a retry");
-	}
-}
-
-/* Locks the claims of todo[] that still hold: the non-price ones in one
- * statement; a price claim's success CAS binds it (succeed_price).
- * Returns 0 with s->held[], or -1. */
-static int lock_held(struct batch *b, struct bjob *const *todo, size_t n, char *err,
-                     size_t errlen)
-{
-	struct batch_scratch *s = b->s;
-	size_t m = 0, k2 = 0;
-
-	for (size_t k = 0; k < n; k++) {
-		if (!todo[k]->claim.has_price_window)
-			s->cl[m++] = &todo[k]->claim;
-	}
-	if (m > 0 && ledger_lock_claims(b->w->conn, s->cl, m, s->got, err, errlen) < 0)
-		return -1;
-	for (size_t k = 0; k < n; k++)
-		s->held[k] = todo[k]->claim.has_price_window || s->got[k2++];
-	return 0;
-}
-
-/* Inside BEGIN: lock the claims that still hold, each held job's commit()
- * behind its savepoint, then the success CAS of the OK ones.  Fills ok[]
- * and no[] (commit() refused, or a price job not succeeded).  Returns 0,
- * or -1: roll back. */
-static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, size_t *n_ok,
-                       size_t *n_no, char *err, size_t errlen)
-{
-	struct consumer_worker *w = b->w;
-	struct batch_scratch *s = b->s;
-	char cerr[MSG_LEN];
-	size_t n_cas = 0;
-	int rc;
-
-	if (lock_held(b, todo, n, err, errlen) < 0)
-		return -1;
-	for (size_t k = 0; k < n; k++) {
-		if (!s->held[k]) {
-			todo[k]->lost = true;
-			w->counters.lost_claims++;
-			log_warning("lost the claim; the handler's result is discarded job_id=%s",
-			            todo[k]->claim.job_id);
-			continue;
-		}
-		rc = commit_one(b, todo[k], cerr, sizeof(cerr));
-		if (rc < 0) {
-			snprintf(err, errlen, "%s", cerr);
-			return -1;
-		}
-		if (rc == OUTBOX_OK) {
-			if (!todo[k]->claim.has_price_window)
-				s->cl[n_cas++] = &todo[k]->claim;
-			s->ok[(*n_ok)++] = todo[k];
-			continue;
-		}
-		if (rc == NOT_SUCCEEDED) {
-			todo[k]->stale_check = true;
-			s->no[(*n_no)++] = todo[k];
-			continue;
-		}
-		todo[k]->v = (enum outbox_verdict)rc;
-		todo[k]->refused = true;
-		snprintf(todo[k]->msg, sizeof(todo[k]->msg), "%s", cerr);
-		s->no[(*n_no)++] = todo[k];
-	}
-	if (n_cas == 0)
-		return 0;
-	rc = ledger_succeed_batch(w->conn, s->cl, n_cas, err, errlen);
-	if (rc >= 0 && rc != (int)n_cas)
-		snprintf(err, errlen, "the success CAS changed %d of %zu locked rows", rc, n_cas);
-	return rc == (int)n_cas ? 0 : -1;
-}
-
-/* After a failed completion transaction rolled back: each job not lost
- * and not refused is recorded RETRY with its backoff (its CAS), so its
- * commit() is not run again blindly at once. */
-static void retry_rolled_back(struct batch *b, struct bjob *const *todo, size_t n,
-                              const char *err)
-{
-	char why[MSG_LEN + 64];
-
-	snprintf(why, sizeof(why), "the completion transaction failed: %s", err);
-	for (size_t k = 0; k < n; k++) {
-		if (!todo[k]->lost && !todo[k]->refused)
-			complete_failed(b, todo[k], OUTBOX_RETRY, why);
-	}
-}
-
-/*
- * The success completion: one transaction for every OK verdict of the
- * batch (each job's commit() and its success CAS); the verdicts commit()
- * refused are recorded whatever happens to it.
- */
-static void complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
-{
-	struct consumer_worker *w = b->w;
-	size_t n_ok = 0, n_no = 0;
-	char err[MSG_LEN], rerr[256];
-
-	if (consumer_worker_ensure(w) < 0 || consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
-		log_warning("could not begin the completion of %zu job(s); they are retried when"
-		            " their leases expire dest=%s", n, w->dest->name);
-		consumer_worker_db_failed(w);
-		return;
-	}
-	if (complete_tx(b, todo, n, &n_ok, &n_no, err, sizeof(err)) < 0) {
-		log_warning("could not record the completion of %zu job(s): %s dest=%s", n, err,
-		            w->dest->name);
-		for (size_t k = 0; k < n; k++)
-			todo[k]->stale_check = false; /* rolled back: retried like the others */
-		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0) {
-			consumer_worker_db_failed(w);
-			/* The connection broke before COMMIT was sent (e.g. the
-			 * server ended a commit() idle past its timeout): nothing
-			 * was committed, so the retries are recorded on a new one. */
-			if (w->conn == NULL && consumer_worker_ensure(w) == 0)
-				retry_rolled_back(b, todo, n, err);
-		} else {
-			retry_rolled_back(b, todo, n, err);
-		}
-		refused(b, b->s->no, n_no);
-		return;
-	}
-	FAULT_POINT("consumer.in_commit");
-	if (consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
-		log_error("could not commit the completion of %zu job(s); they are retried when"
-		          " their leases expire: %s dest=%s", n, err, w->dest->name);
-		consumer_worker_db_failed(w);
-		refused(b, b->s->no, n_no);
-		return;
-	}
-	succeeded(b, b->s->ok, n_ok);
-	refused(b, b->s->no, n_no);
-}
-
 /* Stops an executed job's heartbeat; a RETRY or FAIL goes to the failure
  * completion at once.  True when j is for the success completion. */
 static bool settle(struct batch *b, struct bjob *j)
@@ -886,7 +527,7 @@ static bool settle(struct batch *b, struct bjob *j)
 		return false; /* CLAIMED until its lease expires */
 	if (j->v == OUTBOX_OK)
 		return true;
-	complete_failed(b, j, j->v == OUTBOX_RETRY ? OUTBOX_RETRY : OUTBOX_FAIL,
+	consumer_complete_failed(b, j, j->v == OUTBOX_RETRY ? OUTBOX_RETRY : OUTBOX_FAIL,
 	                j->msg[0] ? j->msg
 	                : j->v == OUTBOX_RETRY ? "handler asked for a retry"
 	                                       : "handler failed permanently");
@@ -907,7 +548,7 @@ static void complete_early(struct batch *b, struct bjob *j)
 
 	ensure_for_verdicts(b->w);
 	if (settle(b, j))
-		complete_ok(b, one, 1);
+		consumer_complete_ok(b, one, 1);
 }
 
 /* Stops each executed job's heartbeat and records its verdict (those
@@ -925,7 +566,7 @@ static void complete_all(struct batch *b)
 			todo[n++] = &b->j[i];
 	}
 	if (n > 0)
-		complete_ok(b, todo, n);
+		consumer_complete_ok(b, todo, n);
 }
 
 /* Frees what the jobs hold. */

@@ -16,10 +16,10 @@
  *             locked) are offered to the claim once more;
  *   run       the jobs won run one after the other, each kept alive by
  *             its own heartbeat slot from the claim to its completion;
- *   complete  the success completion (complete_ok(): one transaction,
+ *   complete  the success completion (consumer_complete_ok(): one transaction,
  *             ledger_lock_claims, each job's commit() behind its own
  *             savepoint, ledger_succeed_batch) or the failure completion
- *             (complete_failed(): RETRY with the backoff or the plugin's
+ *             (consumer_complete_failed(): RETRY with the backoff or the plugin's
  *             retry_after_ms, FAIL).
  *
  * A duplicate delivery of a finished job costs two statements: the claim

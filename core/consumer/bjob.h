@@ -3,7 +3,7 @@
 /*
  * consumer/bjob.h: the pipeline's data (consumer/batch.c): one delivery of
  * a batch, the batch, and the scratch arrays a worker makes once
- * (consumer/scratch.c).  Only batch.c and scratch.c include it.
+ * (consumer/scratch.c).  Only batch.c, complete.c and scratch.c include it.
  */
 #ifndef OUTBOX_CORE_CONSUMER_BJOB_H
 #define OUTBOX_CORE_CONSUMER_BJOB_H
