@@ -16,11 +16,13 @@
  *             locked) are offered to the claim once more;
  *   run       the jobs won run one after the other, each kept alive by
  *             its own heartbeat slot from the claim to its completion;
- *   complete  the success completion (consumer_complete_ok(): one transaction,
- *             ledger_lock_claims, each job's commit() behind its own
- *             savepoint, ledger_succeed_batch) or the failure completion
- *             (consumer_complete_failed(): RETRY with the backoff or the plugin's
- *             retry_after_ms, FAIL).
+ *   complete  the completions (consumer/complete.h): the success
+ *             completion (consumer_complete_ok(): each job's commit()
+ *             behind its own savepoint, in a transaction begun only when
+ *             one writes, then ledger_succeed_batch; a batch with a price
+ *             job locks its claims first) or the failure completion
+ *             (consumer_complete_failed(): RETRY with the backoff or the
+ *             plugin's retry_after_ms, FAIL).
  *
  * A duplicate delivery of a finished job costs two statements: the claim
  * and the rules' lookup.

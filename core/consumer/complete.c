@@ -18,6 +18,7 @@
 #include "consumer/ledger.h"
 #include "consumer/services.h"
 #include "consumer/session.h"
+#include "db/db.h"
 
 /* commit_one(): a price job's commit() said OK but its success CAS did not
  * match (stale_or_lost() decides it after the transaction). */
@@ -138,23 +139,31 @@ static int succeed_price(struct consumer_worker *w, struct bjob *j, const struct
 	return NOT_SUCCEEDED;
 }
 
-/* The job's commit() behind its savepoint.  Returns its verdict (the
- * savepoint rolled back unless OK; RETRY when commit() returned OK over an
- * SQL error), or -1 when the transaction broke. */
-static int commit_one(struct batch *b, struct bjob *j, char *err, size_t errlen)
+/* The job's commit() behind its savepoint.  began is NULL inside BEGIN;
+ * else the transaction is begun before commit()'s first statement, if it
+ * has one, and *began says whether it was (by this job or an earlier one).
+ * Returns its verdict (the savepoint rolled back unless OK; RETRY when
+ * commit() returned OK over an SQL error), or -1 when the transaction
+ * broke. */
+static int commit_one(struct batch *b, struct bjob *j, bool *began, char *err, size_t errlen)
 {
 	struct consumer_worker *w = b->w;
-	struct outbox_tx tx = {.conn = w->conn, .savepoint = true};
+	struct outbox_tx tx = {.conn = w->conn, .savepoint = true, .lazy = began != NULL,
+	                       .began = began != NULL && *began};
 	enum outbox_verdict v;
 
 	err[0] = '\0';
 	v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err, errlen);
+	if (began != NULL)
+		*began = tx.began;
 	if (consumer_tx_violated(&tx)) {
-		/* tx_exec refused transaction control (the transaction is still
-		 * open): the job fails.  Else the connection is gone, and with it
-		 * the whole batch's transaction: the caller retries them all. */
-		bool open = PQtransactionStatus(w->conn) == PQTRANS_INTRANS ||
-		            PQtransactionStatus(w->conn) == PQTRANS_INERROR;
+		/* tx_exec refused transaction control (the transaction, if
+		 * begun, is still open): the job fails.  Else the connection is
+		 * gone, and with it the whole batch's transaction: the caller
+		 * retries them all. */
+		PGTransactionStatusType st = PQtransactionStatus(w->conn);
+		bool open = tx.lazy && !tx.began ? st == PQTRANS_IDLE
+		                                 : st == PQTRANS_INTRANS || st == PQTRANS_INERROR;
 
 		log_warning("%s; %s dest=%s job_id=%s", tx.why,
 		            open ? "the job fails" : "nothing of the attempt was committed",
@@ -245,6 +254,16 @@ static void refused(struct batch *b, struct bjob *const *no, size_t n)
 	}
 }
 
+/* Records that j's commit() refused with verdict v (RETRY or FAIL) and
+ * why; returns j. */
+static struct bjob *refusal(struct bjob *j, int v, const char *why)
+{
+	j->v = (enum outbox_verdict)v;
+	j->refused = true;
+	snprintf(j->msg, sizeof(j->msg), "%s", why);
+	return j;
+}
+
 /* Locks the claims of todo[] that still hold: the non-price ones in one
  * statement; a price claim's success CAS binds it (succeed_price).
  * Returns 0 with s->held[], or -1. */
@@ -288,7 +307,7 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, size
 			            todo[k]->claim.job_id);
 			continue;
 		}
-		rc = commit_one(b, todo[k], cerr, sizeof(cerr));
+		rc = commit_one(b, todo[k], NULL, cerr, sizeof(cerr));
 		if (rc < 0) {
 			snprintf(err, errlen, "%s", cerr);
 			return -1;
@@ -304,14 +323,11 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, size
 			s->no[(*n_no)++] = todo[k];
 			continue;
 		}
-		todo[k]->v = (enum outbox_verdict)rc;
-		todo[k]->refused = true;
-		snprintf(todo[k]->msg, sizeof(todo[k]->msg), "%s", cerr);
-		s->no[(*n_no)++] = todo[k];
+		s->no[(*n_no)++] = refusal(todo[k], rc, cerr);
 	}
 	if (n_cas == 0)
 		return 0;
-	rc = ledger_succeed_batch(w->conn, s->cl, n_cas, err, errlen);
+	rc = ledger_succeed_batch(w->conn, s->cl, n_cas, s->got, err, errlen);
 	if (rc >= 0 && rc != (int)n_cas)
 		snprintf(err, errlen, "the success CAS changed %d of %zu locked rows", rc, n_cas);
 	return rc == (int)n_cas ? 0 : -1;
@@ -333,49 +349,197 @@ static void retry_rolled_back(struct batch *b, struct bjob *const *todo, size_t 
 }
 
 /*
- * The success completion: one transaction for every OK verdict of the
- * batch (each job's commit() and its success CAS); the verdicts commit()
- * refused are recorded whatever happens to it.
+ * A completion that failed before anything of it was committed (in_tx: a
+ * transaction is open and rolled back): each job not lost and not refused
+ * is recorded RETRY.  A broken connection is reopened for that first;
+ * after an autocommitted success CAS broke, whether it committed is
+ * unknown, and the retries' CAS, bound to the claims, tell.
  */
-void consumer_complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
+static void not_recorded(struct batch *b, struct bjob *const *todo, size_t n, size_t n_no,
+                         const char *err, bool in_tx)
+{
+	struct consumer_worker *w = b->w;
+	char rerr[256];
+
+	log_warning("could not record the completion of %zu job(s): %s dest=%s", n, err,
+	            w->dest->name);
+	for (size_t k = 0; k < n; k++)
+		todo[k]->stale_check = false; /* rolled back: retried like the others */
+	if (in_tx && consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) == 0) {
+		retry_rolled_back(b, todo, n, err);
+	} else if (in_tx || db_connection_lost(w->conn)) {
+		consumer_worker_db_failed(w);
+		/* The connection broke (e.g. the server ended a commit() idle
+		 * past its timeout): the retries are recorded on a new one. */
+		if (w->conn == NULL && consumer_worker_ensure(w) == 0)
+			retry_rolled_back(b, todo, n, err);
+	} else {
+		retry_rolled_back(b, todo, n, err);
+	}
+	refused(b, b->s->no, n_no);
+}
+
+/* COMMIT of a completion whose statements all succeeded.  Returns 0, or
+ * -1 when it failed (logged; the jobs wait for their leases). */
+static int commit_completion(struct batch *b, size_t n, size_t n_no)
+{
+	struct consumer_worker *w = b->w;
+	char err[MSG_LEN];
+
+	FAULT_POINT("consumer.in_commit");
+	if (consumer_tx(w, "COMMIT", err, sizeof(err)) == 0)
+		return 0;
+	log_error("could not commit the completion of %zu job(s); they are retried when"
+	          " their leases expire: %s dest=%s", n, err, w->dest->name);
+	consumer_worker_db_failed(w);
+	refused(b, b->s->no, n_no);
+	return -1;
+}
+
+/* A connection for the completion of n jobs, or false (logged). */
+static bool completion_conn(struct consumer_worker *w, size_t n)
+{
+	if (consumer_worker_ensure(w) == 0)
+		return true;
+	log_warning("could not begin the completion of %zu job(s); they are retried when"
+	            " their leases expire dest=%s", n, w->dest->name);
+	consumer_worker_db_failed(w);
+	return false;
+}
+
+/*
+ * The success completion the locking way: BEGIN, lock the claims that
+ * still hold (ledger_lock_claims), each held job's commit() behind its
+ * savepoint, the success CAS of the OK ones, COMMIT.  For batches with a
+ * price job (its CAS needs its window row), and after a lazy completion
+ * found a claim lost under writes.
+ */
+static void complete_locked(struct batch *b, struct bjob *const *todo, size_t n)
 {
 	struct consumer_worker *w = b->w;
 	size_t n_ok = 0, n_no = 0;
-	char err[MSG_LEN], rerr[256];
+	char err[MSG_LEN];
 
-	if (consumer_worker_ensure(w) < 0 || consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
+	if (!completion_conn(w, n))
+		return;
+	if (consumer_tx(w, "BEGIN", err, sizeof(err)) < 0) {
 		log_warning("could not begin the completion of %zu job(s); they are retried when"
-		            " their leases expire dest=%s", n, w->dest->name);
+		            " their leases expire: %s dest=%s", n, err, w->dest->name);
 		consumer_worker_db_failed(w);
 		return;
 	}
 	if (complete_tx(b, todo, n, &n_ok, &n_no, err, sizeof(err)) < 0) {
-		log_warning("could not record the completion of %zu job(s): %s dest=%s", n, err,
-		            w->dest->name);
-		for (size_t k = 0; k < n; k++)
-			todo[k]->stale_check = false; /* rolled back: retried like the others */
-		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0) {
-			consumer_worker_db_failed(w);
-			/* The connection broke before COMMIT was sent (e.g. the
-			 * server ended a commit() idle past its timeout): nothing
-			 * was committed, so the retries are recorded on a new one. */
-			if (w->conn == NULL && consumer_worker_ensure(w) == 0)
-				retry_rolled_back(b, todo, n, err);
-		} else {
-			retry_rolled_back(b, todo, n, err);
-		}
-		refused(b, b->s->no, n_no);
+		not_recorded(b, todo, n, n_no, err, true);
 		return;
 	}
-	FAULT_POINT("consumer.in_commit");
-	if (consumer_tx(w, "COMMIT", err, sizeof(err)) < 0) {
-		log_error("could not commit the completion of %zu job(s); they are retried when"
-		          " their leases expire: %s dest=%s", n, err, w->dest->name);
-		consumer_worker_db_failed(w);
-		refused(b, b->s->no, n_no);
+	if (commit_completion(b, n, n_no) < 0)
 		return;
-	}
 	succeeded(b, b->s->ok, n_ok);
 	refused(b, b->s->no, n_no);
 }
 
+/* Runs each job's commit() for complete_lazily(), filling ok[] (and the
+ * claims of their CAS in cl[]) and no[].  Returns 0, or -1 with err (the
+ * transaction broke). */
+static int commit_each(struct batch *b, struct bjob *const *todo, size_t n, bool *began,
+                       size_t *n_ok, size_t *n_no, char *err, size_t errlen)
+{
+	struct batch_scratch *s = b->s;
+
+	for (size_t k = 0; k < n; k++) {
+		int rc = commit_one(b, todo[k], began, err, errlen);
+
+		if (rc < 0)
+			return -1;
+		if (rc == OUTBOX_OK) {
+			s->cl[*n_ok] = &todo[k]->claim;
+			s->ok[(*n_ok)++] = todo[k];
+			continue;
+		}
+		s->no[(*n_no)++] = refusal(todo[k], rc, err);
+	}
+	return 0;
+}
+
+/* After an autocommitted success CAS: the OK jobs whose row it did not
+ * change lost their claims; ok[] keeps the others.  Returns how many. */
+static size_t keep_succeeded(struct batch *b, size_t n_ok)
+{
+	struct batch_scratch *s = b->s;
+	size_t kept = 0;
+
+	for (size_t k = 0; k < n_ok; k++) {
+		if (s->got[k]) {
+			s->ok[kept++] = s->ok[k];
+			continue;
+		}
+		s->ok[k]->lost = true;
+		b->w->counters.lost_claims++;
+		log_warning("lost the claim; the handler's result is discarded job_id=%s",
+		            s->ok[k]->claim.job_id);
+	}
+	return kept;
+}
+
+/*
+ * The success completion of jobs without a price window: each job's
+ * commit() first, in a transaction begun only when one of them writes,
+ * then one success CAS for the OK ones.  When no commit() wrote, that CAS
+ * is the whole completion, one statement on its own, and a claim it finds
+ * lost discards nothing but the verdict.  When one wrote, the CAS and the
+ * writes commit together, or, if a claim was lost (the writes of a job
+ * whose claim no longer holds must not commit), the transaction is rolled
+ * back and the completion is done again the locking way.
+ */
+static void complete_lazily(struct batch *b, struct bjob *const *todo, size_t n)
+{
+	struct consumer_worker *w = b->w;
+	struct batch_scratch *s = b->s;
+	size_t n_ok = 0, n_no = 0;
+	bool began = false;
+	char err[MSG_LEN], rerr[256];
+	int rc = 0;
+
+	if (!completion_conn(w, n))
+		return;
+	if (commit_each(b, todo, n, &began, &n_ok, &n_no, err, sizeof(err)) < 0) {
+		not_recorded(b, todo, n, n_no, err, began);
+		return;
+	}
+	if (n_ok > 0) {
+		if (!began)
+			FAULT_POINT("consumer.in_commit");
+		rc = ledger_succeed_batch(w->conn, s->cl, n_ok, s->got, err, sizeof(err));
+		if (rc < 0) {
+			not_recorded(b, todo, n, n_no, err, began);
+			return;
+		}
+	}
+	if (began && rc != (int)n_ok) {
+		log_info("a claim was lost under the batch's writes; completing it again with"
+		         " the claims locked dest=%s", w->dest->name);
+		if (consumer_tx(w, "ROLLBACK", rerr, sizeof(rerr)) < 0) {
+			not_recorded(b, todo, n, n_no, rerr, false);
+			return;
+		}
+		for (size_t k = 0; k < n; k++)
+			todo[k]->refused = false;
+		complete_locked(b, todo, n);
+		return;
+	}
+	if (began && commit_completion(b, n, n_no) < 0)
+		return;
+	succeeded(b, s->ok, keep_succeeded(b, n_ok));
+	refused(b, s->no, n_no);
+}
+
+void consumer_complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (todo[k]->claim.has_price_window) {
+			complete_locked(b, todo, n);
+			return;
+		}
+	}
+	complete_lazily(b, todo, n);
+}

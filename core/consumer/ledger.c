@@ -291,14 +291,16 @@ static const struct stmt_def stmts[ST_COUNT] = {
 		" WHERE j.claimed_by = $4 AND j.status = 'CLAIMED' AND j.attempt_count = c.attempt"
 		"   AND j.redrive_generation = c.gen AND j.window_generation IS NULL"
 		" ORDER BY j.job_id FOR UPDATE OF j"},
-	/* CLAIMED -> SUCCEEDED for many non-price claims, each row bound. */
+	/* CLAIMED -> SUCCEEDED for many non-price claims, each row bound;
+	 * returns the job ids of the rows changed. */
 	[ST_SUCCEED_BATCH] = {"ledger_succeed_batch", 4,
 		"UPDATE outbox.jobs j SET status = 'SUCCEEDED', lease_until = NULL,"
 		"       finished_at = now(), updated_at = now()"
 		"  FROM unnest($1::text[], $2::integer[], $3::integer[]) AS c(job_id, attempt, gen)"
 		" WHERE j.job_id = c.job_id AND j.claimed_by = $4 AND j.status = 'CLAIMED'"
 		"   AND j.attempt_count = c.attempt AND j.redrive_generation = c.gen"
-		"   AND j.window_generation IS NULL"},
+		"   AND j.window_generation IS NULL"
+		" RETURNING j.job_id"},
 	/* Only the event of a job still PENDING in that generation: a DEAD
 	 * event made the job UNROUTABLE, and a job claimed again meanwhile has
 	 * a message. */
@@ -928,40 +930,55 @@ static PGresult *run_claims(PGconn *conn, enum stmt st, const struct ledger_clai
 	return res;
 }
 
-int ledger_lock_claims(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
-                       bool *held, char *err, size_t errlen)
+/* Sets found[i] for each claim whose job id is a row of res (column 0);
+ * returns how many were found. */
+static int claims_returned(const PGresult *res, const struct ledger_claim *const *claims,
+                           size_t n, bool *found)
 {
-	PGresult *res = run_claims(conn, ST_LOCK_CLAIMS, claims, n, err, errlen);
 	int got = 0;
 
 	for (size_t i = 0; i < n; i++)
-		held[i] = false;
-	if (res == NULL)
-		return -1;
+		found[i] = false;
 	for (int r = 0; r < PQntuples(res); r++) {
 		for (size_t i = 0; i < n; i++) {
-			if (!held[i] && strcmp(claims[i]->job_id, PQgetvalue(res, r, 0)) == 0) {
-				held[i] = true;
+			if (!found[i] && strcmp(claims[i]->job_id, PQgetvalue(res, r, 0)) == 0) {
+				found[i] = true;
 				got++;
 				break;
 			}
 		}
 	}
+	return got;
+}
+
+/* Runs st (ST_LOCK_CLAIMS or ST_SUCCEED_BATCH) and sets found[] from the
+ * job ids it returns.  Returns how many were found, or -1. */
+static int run_claims_found(PGconn *conn, enum stmt st, const struct ledger_claim *const *claims,
+                            size_t n, bool *found, char *err, size_t errlen)
+{
+	PGresult *res = run_claims(conn, st, claims, n, err, errlen);
+	int got;
+
+	if (res == NULL) {
+		for (size_t i = 0; i < n; i++)
+			found[i] = false;
+		return -1;
+	}
+	got = claims_returned(res, claims, n, found);
 	PQclear(res);
 	return got;
 }
 
-int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
-                         char *err, size_t errlen)
+int ledger_lock_claims(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                       bool *held, char *err, size_t errlen)
 {
-	PGresult *res = run_claims(conn, ST_SUCCEED_BATCH, claims, n, err, errlen);
-	int rc;
+	return run_claims_found(conn, ST_LOCK_CLAIMS, claims, n, held, err, errlen);
+}
 
-	if (res == NULL)
-		return -1;
-	rc = to_int(PQcmdTuples(res));
-	PQclear(res);
-	return rc;
+int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
+                         bool *succeeded, char *err, size_t errlen)
+{
+	return run_claims_found(conn, ST_SUCCEED_BATCH, claims, n, succeeded, err, errlen);
 }
 
 int ledger_mark_started(PGconn *conn, const struct ledger_claim *claim, int lease_seconds,

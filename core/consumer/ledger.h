@@ -173,9 +173,11 @@ int ledger_lock_claims(PGconn *conn, const struct ledger_claim *const *claims, s
                        bool *held, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /* CLAIMED -> SUCCEEDED for n non-price claims (same claimed_by), each row
- * with its own CAS binding.  Returns the number of rows changed, or -1. */
+ * with its own CAS binding; succeeded[i] tells which changed.  In the
+ * caller's transaction, or on its own (autocommit).  Returns the number of
+ * rows changed, or -1. */
 int ledger_succeed_batch(PGconn *conn, const struct ledger_claim *const *claims, size_t n,
-                         char *err, size_t errlen) OUTBOX_MUSTCHECK;
+                         bool *succeeded, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 /* A stale price job (not claimable: PENDING, or CLAIMED with an expired
  * lease, of this generation) -> DEAD, dead_reason 'STALE'. */

@@ -186,20 +186,28 @@ static int svc_query(void *opaque, const struct outbox_ctx *ctx, const char *sql
 	return exec_rows(conn, sql, nparams, params, rows, err, errlen);
 }
 
-int consumer_tx_savepoint(struct outbox_tx *tx, char *err, size_t errlen)
+int consumer_tx_prepare(struct outbox_tx *tx, char *err, size_t errlen)
 {
+	bool begin = tx->lazy && !tx->began;
+	bool savepoint = tx->savepoint && !tx->savepoint_taken;
+	const char *sql = begin && savepoint ? "BEGIN; SAVEPOINT outbox_job"
+	                  : begin            ? "BEGIN"
+	                                     : "SAVEPOINT outbox_job";
 	PGresult *res;
 	int rc = 0;
 
-	if (!tx->savepoint || tx->savepoint_taken)
+	if (!begin && !savepoint)
 		return 0;
-	res = PQexec(tx->conn, "SAVEPOINT outbox_job");
-	db_traffic_note(1);
+	res = PQexec(tx->conn, sql);
+	db_traffic_note_simple(sql);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		snprintf(err, errlen, "could not set a savepoint: %s", PQerrorMessage(tx->conn));
+		snprintf(err, errlen, "could not %s: %s",
+		         savepoint ? "set a savepoint" : "begin the transaction",
+		         PQerrorMessage(tx->conn));
 		rc = -1;
 	} else {
-		tx->savepoint_taken = true;
+		tx->began = tx->began || begin;
+		tx->savepoint_taken = tx->savepoint_taken || savepoint;
 	}
 	PQclear(res);
 	return rc;
@@ -363,8 +371,10 @@ static const char *tx_control(const char *sql)
 bool consumer_tx_violated(struct outbox_tx *tx)
 {
 	PGTransactionStatusType st = PQtransactionStatus(tx->conn);
+	bool open = tx->lazy && !tx->began ? st == PQTRANS_IDLE
+	                                   : st == PQTRANS_INTRANS || st == PQTRANS_INERROR;
 
-	if (!tx->ended && st != PQTRANS_INTRANS && st != PQTRANS_INERROR) {
+	if (!tx->ended && !open) {
 		tx->ended = true;
 		/* A lost connection (the server ended the session, a restart) is
 		 * not the plugin's doing, and nothing of it was committed. */
@@ -407,7 +417,7 @@ static int svc_tx_exec(void *opaque, const struct outbox_ctx *ctx, struct outbox
 		snprintf(err, errlen, "%s", tx->why);
 		return -1;
 	}
-	if (consumer_tx_savepoint(tx, err, errlen) < 0)
+	if (consumer_tx_prepare(tx, err, errlen) < 0)
 		return -1;
 	rc = exec_rows(tx->conn, sql, nparams, params, rows, err, errlen);
 	if (tx_refused(tx, err, errlen) < 0) {
@@ -435,7 +445,7 @@ static int svc_tx_enqueue(void *opaque, const struct outbox_ctx *ctx, struct out
 	}
 	if (tx_refused(tx, err, errlen) < 0)
 		return -1;
-	if (consumer_tx_savepoint(tx, err, errlen) < 0)
+	if (consumer_tx_prepare(tx, err, errlen) < 0)
 		return -1;
 	if (outbox_enqueue_job((struct pg_conn *)tx->conn, job_type, destination, identity,
 	                       payload, &out, err, errlen) < 0)

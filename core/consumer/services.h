@@ -24,11 +24,14 @@
 
 /*
  * The transaction commit() runs in: the worker's connection with BEGIN
- * issued.  conn is borrowed from the worker.  tx_exec refuses transaction
- * control (BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE,
- * PREPARE TRANSACTION) and checks after every statement that the
- * transaction is still open; a violation sets ended and why, refuses
- * every later statement, and the worker then fails the job permanently.
+ * issued, or, when lazy is set, to be issued before the plugin's first
+ * statement (began then tells it was): a completion whose commit()s write
+ * nothing needs no transaction at all.  conn is borrowed from the worker.
+ * tx_exec refuses transaction control (BEGIN, START, COMMIT, END,
+ * ROLLBACK, ABORT, SAVEPOINT, RELEASE, PREPARE TRANSACTION) and checks
+ * after every statement that the transaction is still open; a violation
+ * sets ended and why, refuses every later statement, and the worker then
+ * fails the job permanently.
  *
  * When savepoint is set (a batch completion: several jobs in one
  * transaction), the host sends SAVEPOINT outbox_job before the job's first
@@ -41,6 +44,8 @@ struct outbox_tx {
 	char why[256];  /* what it did, when ended */
 	bool savepoint;
 	bool savepoint_taken;
+	bool lazy;      /* BEGIN is sent before the first statement, unless began */
+	bool began;     /* lazy, and BEGIN was sent */
 };
 
 /*
@@ -50,8 +55,9 @@ struct outbox_tx {
  */
 bool consumer_tx_violated(struct outbox_tx *tx);
 
-/* SAVEPOINT outbox_job once, if tx->savepoint and not yet taken.  Returns
- * 0, or -1 with err. */
-int consumer_tx_savepoint(struct outbox_tx *tx, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+/* Before each of the plugin's statements in tx: BEGIN when tx is lazy and
+ * has not begun, and SAVEPOINT outbox_job once if tx->savepoint (in the
+ * same round trip).  Returns 0, or -1 with err. */
+int consumer_tx_prepare(struct outbox_tx *tx, char *err, size_t errlen) OUTBOX_MUSTCHECK;
 
 #endif

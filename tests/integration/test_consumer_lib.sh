@@ -19,6 +19,9 @@
 #   republish_when_due CONNINFO QURL JOB_ID GEN SECONDS
 #                                   once the event is NEW and due again (a
 #                                   retry re-armed it), publish_event
+#   consumer_statements CONNINFO    statements pg_stat_statements counted,
+#                                   less those of every idle instance
+#   statement_calls CONNINFO LIKE   calls of the statements LIKE matches
 
 # Empty without the services: the tests that source this call require_aws
 # right after, and set -u must not stop them before that.
@@ -190,4 +193,31 @@ setup_db() {
 	"$OUTBOXCTL" -c "$TEST_TMP/ctl.ini" migrate >/dev/null
 	psql_q "$DB" "CREATE TABLE public.recorder_runs (job_id text NOT NULL,
 		attempt integer NOT NULL, generation integer NOT NULL)" >/dev/null
+}
+
+# What pg_stat_statements counted in CONNINFO's database since its reset,
+# without the statements every idle worker runs anyway (the pause read),
+# the test's own, and the maintenance thread's scan of jobs_unfinished_due,
+# which every instance runs once a second whatever it receives
+# (maintenance/pending_scan.c: BEGIN, three SET LOCAL enable_*, the scan,
+# COMMIT; a BEGIN or COMMIT beyond one per scan still counts).
+consumer_statements() {
+	psql_q "$1" "WITH s AS (
+		  SELECT s.query, s.calls FROM pg_stat_statements s
+		  JOIN pg_database d ON d.oid = s.dbid
+		  WHERE d.datname = current_database()
+		    AND s.query NOT LIKE '%paused_destinations%'
+		    AND s.query NOT LIKE '%pg_stat_statements%'),
+		scan AS (SELECT '%FROM unnest(\$1::text[]) AS d(name)%' AS text),
+		scans AS (SELECT coalesce(sum(calls), 0) AS n FROM s, scan WHERE query LIKE scan.text)
+		SELECT coalesce(sum(CASE
+		    WHEN query LIKE 'SET LOCAL enable_%' OR query LIKE (SELECT text FROM scan) THEN 0
+		    WHEN query IN ('BEGIN', 'COMMIT') THEN greatest(calls - (SELECT n FROM scans), 0)
+		    ELSE calls END), 0) FROM s"
+}
+
+statement_calls() {
+	psql_q "$1" "SELECT coalesce(sum(s.calls), 0) FROM pg_stat_statements s
+		JOIN pg_database d ON d.oid = s.dbid
+		WHERE d.datname = current_database() AND s.query LIKE '$2'"
 }

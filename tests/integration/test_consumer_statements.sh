@@ -36,27 +36,9 @@ check "the maintenance tasks ran their first run" \
 	wait_sql "$DB" "SELECT count(*) FROM outbox.maintenance_runs" 2 20
 
 # What the consumer runs between the duplicates' arrival and their
-# deletion, without the statements every idle worker runs anyway (the
-# pause read), this test's own, and the maintenance thread's scan of
-# jobs_unfinished_due, which every instance runs once a second whatever it
-# receives (maintenance/pending_scan.c: BEGIN, three SET LOCAL enable_*,
-# the scan, COMMIT; a BEGIN or COMMIT beyond one per scan still counts).
-# The deletions wait up to 100 ms in the destination's pool, so the five
-# rounds take long enough for a scan to fall between them.
-consumer_calls() {
-	psql_q "$DB" "WITH s AS (
-		  SELECT s.query, s.calls FROM pg_stat_statements s
-		  JOIN pg_database d ON d.oid = s.dbid
-		  WHERE d.datname = current_database()
-		    AND s.query NOT LIKE '%paused_destinations%'
-		    AND s.query NOT LIKE '%pg_stat_statements%'),
-		scan AS (SELECT '%FROM unnest(\$1::text[]) AS d(name)%' AS text),
-		scans AS (SELECT coalesce(sum(calls), 0) AS n FROM s, scan WHERE query LIKE scan.text)
-		SELECT coalesce(sum(CASE
-		    WHEN query LIKE 'SET LOCAL enable_%' OR query LIKE (SELECT text FROM scan) THEN 0
-		    WHEN query IN ('BEGIN', 'COMMIT') THEN greatest(calls - (SELECT n FROM scans), 0)
-		    ELSE calls END), 0) FROM s"
-}
+# deletion: consumer_statements (test_consumer_lib.sh).  The deletions wait
+# up to 100 ms in the destination's pool, so the five rounds take long
+# enough for a maintenance scan to fall between them.
 
 N=5
 psql_q "$DB" "SELECT pg_stat_statements_reset()" >/dev/null
@@ -64,7 +46,7 @@ for i in $(seq "$N"); do
 	send_body "$QURL" "$B"
 	check "duplicate $i deleted" wait_for 15 depth_is "$QURL" 0
 done
-calls=$(consumer_calls)
+calls=$(consumer_statements "$DB")
 psql_q "$DB" "SELECT s.calls, left(regexp_replace(s.query, '\s+', ' ', 'g'), 100)
 	FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
 	WHERE d.datname = current_database() ORDER BY s.calls DESC"
