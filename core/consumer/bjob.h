@@ -80,6 +80,8 @@ struct batch {
 	/* The worker was abandoned while a handler ran (consumer/control.h):
 	 * nothing more of the batch is run, completed or counted. */
 	bool abandoned;
+	/* A commit() of the current success completion ran a statement */
+	bool commit_ran_sql;
 };
 
 #endif

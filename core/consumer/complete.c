@@ -156,6 +156,7 @@ static int commit_one(struct batch *b, struct bjob *j, bool *began, char *err, s
 	v = plugin_instance_commit(w->inst, &j->job, j->output, &tx, err, errlen);
 	if (began != NULL)
 		*began = tx.began;
+	b->commit_ran_sql = b->commit_ran_sql || tx.savepoint_taken || tx.began;
 	if (consumer_tx_violated(&tx)) {
 		/* tx_exec refused transaction control (the transaction, if
 		 * begun, is still open): the job fails.  Else the connection is
@@ -379,20 +380,30 @@ static void not_recorded(struct batch *b, struct bjob *const *todo, size_t n, si
 	refused(b, b->s->no, n_no);
 }
 
-/* COMMIT of a completion whose statements all succeeded.  Returns 0, or
- * -1 when it failed (logged; the jobs wait for their leases). */
-static int commit_completion(struct batch *b, size_t n, size_t n_no)
+/* The completion's COMMIT, or its success CAS that committed on its own,
+ * failed with an unknown outcome: its jobs stay as they are (CLAIMED, or
+ * SUCCEEDED with their messages kept) until a delivery after their leases
+ * expire decides them. */
+static void outcome_unknown(struct batch *b, size_t n, size_t n_no, const char *err)
 {
 	struct consumer_worker *w = b->w;
-	char err[MSG_LEN];
 
-	FAULT_POINT("consumer.in_commit");
-	if (consumer_tx(w, "COMMIT", err, sizeof(err)) == 0)
-		return 0;
 	log_error("could not commit the completion of %zu job(s); they are retried when"
 	          " their leases expire: %s dest=%s", n, err, w->dest->name);
 	consumer_worker_db_failed(w);
 	refused(b, b->s->no, n_no);
+}
+
+/* COMMIT of a completion whose statements all succeeded.  Returns 0, or
+ * -1 when it failed (logged; the jobs wait for their leases). */
+static int commit_completion(struct batch *b, size_t n, size_t n_no)
+{
+	char err[MSG_LEN];
+
+	FAULT_POINT("consumer.in_commit");
+	if (consumer_tx(b->w, "COMMIT", err, sizeof(err)) == 0)
+		return 0;
+	outcome_unknown(b, n, n_no, err);
 	return -1;
 }
 
@@ -510,6 +521,10 @@ static void complete_lazily(struct batch *b, struct bjob *const *todo, size_t n)
 		if (!began)
 			FAULT_POINT("consumer.in_commit");
 		rc = ledger_succeed_batch(w->conn, s->cl, n_ok, s->got, err, sizeof(err));
+		if (rc < 0 && !began && db_connection_lost(w->conn)) {
+			outcome_unknown(b, n, n_no, err);
+			return;
+		}
 		if (rc < 0) {
 			not_recorded(b, todo, n, n_no, err, began);
 			return;
@@ -533,13 +548,24 @@ static void complete_lazily(struct batch *b, struct bjob *const *todo, size_t n)
 	refused(b, s->no, n_no);
 }
 
+/*
+ * The locking way for a batch with a price job, and for a plugin whose
+ * commit() ran statements the last time: its commit()s then run with
+ * their jobs' rows locked, so a slow commit() cannot lose its claim to a
+ * lease that expires meanwhile, and every completion takes the job row
+ * before the plugin's rows.  The lazy way otherwise (a worker's first
+ * completion, and a plugin whose commit() writes nothing).
+ */
 void consumer_complete_ok(struct batch *b, struct bjob *const *todo, size_t n)
 {
-	for (size_t k = 0; k < n; k++) {
-		if (todo[k]->claim.has_price_window) {
-			complete_locked(b, todo, n);
-			return;
-		}
-	}
-	complete_lazily(b, todo, n);
+	bool locked = b->w->commit_writes;
+
+	for (size_t k = 0; k < n && !locked; k++)
+		locked = todo[k]->claim.has_price_window;
+	b->commit_ran_sql = false;
+	if (locked)
+		complete_locked(b, todo, n);
+	else
+		complete_lazily(b, todo, n);
+	b->w->commit_writes = b->commit_ran_sql;
 }

@@ -200,13 +200,15 @@ int consumer_tx_prepare(struct outbox_tx *tx, char *err, size_t errlen)
 		return 0;
 	res = PQexec(tx->conn, sql);
 	db_traffic_note_simple(sql);
+	/* A BEGIN that ran is the caller's transaction to end, even when the
+	 * SAVEPOINT after it failed. */
+	tx->began = tx->began || (begin && PQtransactionStatus(tx->conn) != PQTRANS_IDLE);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		snprintf(err, errlen, "could not %s: %s",
-		         savepoint ? "set a savepoint" : "begin the transaction",
+		         begin && !tx->began ? "begin the transaction" : "set a savepoint",
 		         PQerrorMessage(tx->conn));
 		rc = -1;
 	} else {
-		tx->began = tx->began || begin;
 		tx->savepoint_taken = tx->savepoint_taken || savepoint;
 	}
 	PQclear(res);

@@ -51,7 +51,8 @@ struct outbox_tx {
 /*
  * True when the transaction commit() ran in is no longer the host's: tx
  * ended, or conn is neither in the transaction nor in a failed one
- * (PQTRANS_INTRANS / PQTRANS_INERROR).  Sets tx->why when it was not set.
+ * (PQTRANS_INTRANS / PQTRANS_INERROR), or, lazy and not begun yet, not
+ * idle (PQTRANS_IDLE).  Sets tx->why when it was not set.
  */
 bool consumer_tx_violated(struct outbox_tx *tx);
 

@@ -59,6 +59,9 @@ struct consumer_worker {
 	int gate_failures;                     /* gate openings without a clean batch since */
 	int probe_refusals;                    /* refused probes of consumer_worker_gate() in a row */
 	bool db_failed;                        /* a database error in the current batch */
+	/* The last success completion's commit()s ran statements: the next
+	 * one locks its claims before the first commit() (consumer/complete.c) */
+	bool commit_writes;
 	pthread_t thread;
 	bool started;                          /* joinable: false once abandoned (detached) */
 	atomic_ullong state;                   /* calls << 2 | enum worker_phase */

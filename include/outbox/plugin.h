@@ -12,8 +12,10 @@
  *   describe  once per .so
  *   init      once per [destination:NAME] that names the plugin
  *   execute   once per claimed job, outside any database transaction
- *   commit    once per successful execute, inside the host's transaction that
- *             also marks the job SUCCEEDED: both commit or neither does
+ *   commit    after each successful execute, inside the host's transaction
+ *             that also marks the job SUCCEEDED: both commit or neither
+ *             does (it may be called again when that transaction is rolled
+ *             back; docs/plugin-api.md, section 11)
  *   destroy   exactly once per init, even when init failed, at shutdown
  *             or when a reload removes the destination
  *

@@ -4,8 +4,10 @@
 #  (a) bench_noop's commit() writes nothing: each job's completion is its
 #      success CAS alone, no BEGIN, no lock, no COMMIT (counted by
 #      pg_stat_statements);
-#  (b) the recorder's commit() writes: BEGIN comes with its first
-#      statement, and no lock statement precedes it;
+#  (b) the recorder's commit() writes: in the worker's first completion
+#      BEGIN comes with its first statement, and no lock statement
+#      precedes it; the worker's next completion locks its claims first
+#      (the locking way, as for every plugin whose commit() wrote last);
 #  (c) a claim lost while the recorder's commit() had written (another
 #      process took the job between the write and the success CAS): the
 #      write is rolled back, the completion done again with the claims
@@ -79,13 +81,20 @@ check "(b) the job succeeds" wait_for 20 status_is "$DB" "$J" SUCCEEDED
 check "(b) its effect is written once" [ "$(recorder_rows "$DB" "$J")" = 1 ]
 check "(b) no lock statement" [ "$(statement_calls "$DB" "$LOCK")" = 0 ]
 check "(b) one success CAS" [ "$(statement_calls "$DB" "$CAS")" = 1 ]
+J2=$(enqueue_job "$DB" news b2)
+send_body "$QURL" "$(event_body "$DB" "$J2")"
+check "(b) the next job succeeds" wait_for 20 status_is "$DB" "$J2" SUCCEEDED
+check "(b) its effect is written once" [ "$(recorder_rows "$DB" "$J2")" = 1 ]
+check "(b) its completion locked its claim first" [ "$(statement_calls "$DB" "$LOCK")" = 1 ]
+check "(b) with one more success CAS" [ "$(statement_calls "$DB" "$CAS")" = 2 ]
 check "(b) outboxd exits 0" stop_consumer
 CPID=
 
-# (c) commit() inserts its row, then waits 8 s before its next statement;
-# the test gives the claim to another process in that gap.
+# (c) A fresh worker's first completion: commit() inserts its row, then
+# waits 15 s before its next statement; the test gives the claim to
+# another process in that gap.
 WORKERS=1 LEASE=60 consumer_ini "$TEST_TMP/c.ini" "$DB" news "$QURL" "$DLQURL" \
-	"$(printf 'plugin.commit_sleep_ms = 8000\nplugin.commit_sql = SELECT 1')"
+	"$(printf 'plugin.commit_sleep_ms = 15000\nplugin.commit_sql = SELECT 1')"
 start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/c.log"
 J=$(enqueue_job "$DB" news c1)
 send_body "$QURL" "$(event_body "$DB" "$J")"

@@ -265,7 +265,8 @@ static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *j
 	                         " VALUES ($1, $2::integer, $3::integer)",
 	                     3, params, NULL, err, errlen) < 0)
 		return OUTBOX_RETRY;
-	/* A hung commit(): its transaction sits idle, holding the job's row. */
+	/* A hung commit(): its transaction sits idle (holding the job's row
+	 * when the completion locked it first). */
 	rec_sleep(r, job, r->commit_sleep_ms);
 	if (strcmp(r->poison_job, job->job_id) == 0) {
 		(void)r->host->tx_exec(tx, "SELECT 1 / 0", 0, NULL, NULL, err, errlen);
