@@ -352,9 +352,9 @@ static void retry_rolled_back(struct batch *b, struct bjob *const *todo, size_t 
 /*
  * A completion that failed before anything of it was committed (in_tx: a
  * transaction is open and rolled back): each job not lost and not refused
- * is recorded RETRY.  A broken connection is reopened for that first;
- * after an autocommitted success CAS broke, whether it committed is
- * unknown, and the retries' CAS, bound to the claims, tell.
+ * is recorded RETRY.  A broken connection is reopened for that first.
+ * (A success CAS that commits on its own and broke has an unknown
+ * outcome: outcome_unknown().)
  */
 static void not_recorded(struct batch *b, struct bjob *const *todo, size_t n, size_t n_no,
                          const char *err, bool in_tx)
