@@ -11,7 +11,10 @@
 #  (c) a claim lost while the recorder's commit() had written (another
 #      process took the job between the write and the success CAS): the
 #      write is rolled back, the completion done again with the claims
-#      locked finds the claim lost, and nothing of the attempt commits.
+#      locked finds the claim lost, and nothing of the attempt commits;
+#  (d) a commit() whose first statement is COMMIT, before any transaction
+#      began: tx_exec refuses it, the job fails permanently, and the
+#      worker's session is still usable (the failure is recorded on it).
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
 . "$OUTBOX_SRCDIR/tests/integration/test_consumer_lib.sh"
 require_pg
@@ -116,6 +119,23 @@ check "(c) the write was rolled back" [ "$(recorder_rows "$DB" "$J")" = 0 ]
 check "(c) the job stays the other process's" \
 	[ "$(psql_q "$DB" "SELECT status || ' ' || claimed_by FROM outbox.jobs WHERE job_id = '$J'")" = "CLAIMED someone-else" ]
 check "(c) outboxd exits 0" stop_consumer
+CPID=
+
+# (d) A fresh worker, so its completion is the lazy way; (c)'s message
+# (its job the other process's) goes first.
+sqs PurgeQueue "{\"QueueUrl\":\"$QURL\"}" >/dev/null
+check "(d) the queue is empty" wait_for 10 depth_is "$QURL" 0
+WORKERS=1 consumer_ini "$TEST_TMP/d.ini" "$DB" news "$QURL" "$DLQURL" \
+	"$(printf 'plugin.commit_sql = COMMIT\nplugin.commit_sql_first = true')"
+start_consumer "$TEST_TMP/d.ini" "$TEST_TMP/d.log"
+J=$(enqueue_job "$DB" news d1)
+send_body "$QURL" "$(event_body "$DB" "$J")"
+check "(d) the job fails permanently" wait_for 20 status_is "$DB" "$J" DEAD
+check "(d) naming the refused COMMIT" [ "$(psql_q "$DB" "SELECT dead_reason || ': ' || last_error
+	FROM outbox.jobs WHERE job_id = '$J'")" = "PERMANENT: the plugin tried to end the transaction: tx_exec refuses COMMIT" ]
+check "(d) nothing of it was written" [ "$(recorder_rows "$DB" "$J")" = 0 ]
+check "(d) its message is deleted" wait_for 10 depth_is "$QURL" 0
+check "(d) outboxd exits 0" stop_consumer
 CPID=
 [ "$checks_failed" = 0 ] || sed "s/^/# /" "$TEST_TMP"/*.log
 finish

@@ -22,7 +22,8 @@
  * statement, e.g. COMMIT, to test what the host allows; "-": none) through
  * tx_exec (plugin.commit_sql_file: the statement is that file's text, for
  * statements an ini value cannot hold; plugin.commit_sql_job: only for
- * that job), then returns RETRY when
+ * that job; plugin.commit_sql_first: before the insert instead, so that
+ * it is the first statement of the job's commit()), then returns RETRY when
  * plugin.fail_commit is true (so the row must be rolled back), else OK.
  * A failed tx_exec returns RETRY, except that for the job plugin.poison_job
  * commit() runs a failing statement (a division by zero) and returns OK
@@ -61,6 +62,7 @@ struct recorder {
 	char *commit_sql_buf;         /* owned: plugin.commit_sql_file's text */
 	const char *poison_job;
 	const char *commit_sql_job;
+	int commit_sql_first;
 	const char *log_info;
 	const char *hang_job;
 	const char *abort_job;
@@ -87,6 +89,8 @@ static const struct outbox_option options[] = {
 	{"commit_sql_file", OUTBOX_OPT_STRING, "-", 0, 0, 0, "file holding commit_sql; - for none"},
 	{"commit_sql_job", OUTBOX_OPT_STRING, "-", 0, 0, 0,
 	 "job_id whose commit() alone runs commit_sql; - for every job"},
+	{"commit_sql_first", OUTBOX_OPT_BOOL, "false", 0, 0, 0,
+	 "commit() runs commit_sql before its insert"},
 	{"log_info", OUTBOX_OPT_STRING, "-", 0, 0, 0, "line execute() logs at info level; - for none"},
 	{"poison_job", OUTBOX_OPT_STRING, "-", 0, 0, 0,
 	 "job_id whose commit() hits an SQL error and returns OK"},
@@ -150,6 +154,7 @@ static int rec_init(const struct outbox_host *host, struct outbox_ctx *ctx, void
 	r->poison_job = host->option(ctx, "poison_job");
 	r->log_info = host->option(ctx, "log_info");
 	r->commit_sql_job = host->option(ctx, "commit_sql_job");
+	r->commit_sql_first = host->option_bool(ctx, "commit_sql_first");
 	r->hang_job = host->option(ctx, "hang_job");
 	r->abort_job = host->option(ctx, "abort_job");
 	r->abort_delay_ms = host->option_int(ctx, "abort_delay_ms");
@@ -251,6 +256,17 @@ static enum outbox_verdict rec_execute(void *instance, const struct outbox_job *
 	return r->verdict;
 }
 
+/* plugin.commit_sql, when set and meant for job.  Returns 0, or -1 as
+ * tx_exec did. */
+static int run_commit_sql(const struct recorder *r, const struct outbox_job *job,
+                          struct outbox_tx *tx, char *err, size_t errlen)
+{
+	if (strcmp(r->commit_sql, "-") == 0 ||
+	    (strcmp(r->commit_sql_job, "-") != 0 && strcmp(r->commit_sql_job, job->job_id) != 0))
+		return 0;
+	return r->host->tx_exec(tx, r->commit_sql, 0, NULL, NULL, err, errlen);
+}
+
 static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *job,
                                       const json_t *output, struct outbox_tx *tx,
                                       char *err, size_t errlen)
@@ -261,6 +277,8 @@ static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *j
 
 	snprintf(attempt, sizeof(attempt), "%d", job->attempt);
 	snprintf(gen, sizeof(gen), "%d", job->redrive_generation);
+	if (r->commit_sql_first && run_commit_sql(r, job, tx, err, errlen) < 0)
+		return OUTBOX_RETRY;
 	if (r->host->tx_exec(tx, "INSERT INTO public.recorder_runs (job_id, attempt, generation)"
 	                         " VALUES ($1, $2::integer, $3::integer)",
 	                     3, params, NULL, err, errlen) < 0)
@@ -273,9 +291,7 @@ static enum outbox_verdict rec_commit(void *instance, const struct outbox_job *j
 		err[0] = '\0';
 		return OUTBOX_OK;
 	}
-	if (strcmp(r->commit_sql, "-") != 0 &&
-	    (strcmp(r->commit_sql_job, "-") == 0 || strcmp(r->commit_sql_job, job->job_id) == 0) &&
-	    r->host->tx_exec(tx, r->commit_sql, 0, NULL, NULL, err, errlen) < 0)
+	if (!r->commit_sql_first && run_commit_sql(r, job, tx, err, errlen) < 0)
 		return OUTBOX_RETRY;
 	if (r->fail_commit) {
 		snprintf(err, errlen, "recorder: commit asked for a retry");
