@@ -34,7 +34,7 @@ check "the backlog is due and the statistics predate it" \
 	[ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'PENDING'
 		AND destination = 'news' AND next_attempt_at <= now()")" -gt "$BACKLOG" ]
 
-psql_q "$DB" "SELECT pg_stat_statements_reset()" >/dev/null
+statements_reset "$DB"
 start_consumer "$TEST_TMP/c.ini" "$TEST_TMP/consumer.log"
 # Ten rounds of a batch of deliveries of backlog jobs.
 ids=$(psql_q "$DB" "SELECT job_id FROM outbox.jobs WHERE identity ? 'backlog'

@@ -53,7 +53,7 @@ check "(a) the maintenance tasks ran their first run" \
 	wait_sql "$DB" "SELECT count(*) FROM outbox.maintenance_runs" 2 20
 BODIES=()
 for i in $(seq "$N"); do BODIES+=("$(event_body "$DB" "$(enqueue_job "$DB" news "a$i")")"); done
-psql_q "$DB" "SELECT pg_stat_statements_reset()" >/dev/null
+statements_reset "$DB"
 for b in "${BODIES[@]}"; do send_body "$QURL" "$b"; done
 all_succeeded() {
 	[ "$(psql_q "$DB" "SELECT count(*) FROM outbox.jobs WHERE status = 'SUCCEEDED'")" = "$N" ]
@@ -78,7 +78,7 @@ CPID=
 WORKERS=1 consumer_ini "$TEST_TMP/b.ini" "$DB" news "$QURL" "$DLQURL"
 start_consumer "$TEST_TMP/b.ini" "$TEST_TMP/b.log"
 J=$(enqueue_job "$DB" news b1)
-psql_q "$DB" "SELECT pg_stat_statements_reset()" >/dev/null
+statements_reset "$DB"
 send_body "$QURL" "$(event_body "$DB" "$J")"
 check "(b) the job succeeds" wait_for 20 status_is "$DB" "$J" SUCCEEDED
 check "(b) its effect is written once" [ "$(recorder_rows "$DB" "$J")" = 1 ]

@@ -22,6 +22,8 @@
 #   consumer_statements CONNINFO    statements pg_stat_statements counted,
 #                                   less those of every idle instance
 #   statement_calls CONNINFO LIKE   calls of the statements LIKE matches
+#   statements_reset CONNINFO       pg_stat_statements_reset() of that
+#                                   database alone (tests run side by side)
 
 # Empty without the services: the tests that source this call require_aws
 # right after, and set -u must not stop them before that.
@@ -220,4 +222,9 @@ statement_calls() {
 	psql_q "$1" "SELECT coalesce(sum(s.calls), 0) FROM pg_stat_statements s
 		JOIN pg_database d ON d.oid = s.dbid
 		WHERE d.datname = current_database() AND s.query LIKE '$2'"
+}
+
+statements_reset() {
+	psql_q "$1" "SELECT pg_stat_statements_reset(0, d.oid, 0)
+		FROM pg_database d WHERE d.datname = current_database()" >/dev/null
 }

@@ -41,7 +41,7 @@ check "the maintenance tasks ran their first run" \
 # enough for a maintenance scan to fall between them.
 
 N=5
-psql_q "$DB" "SELECT pg_stat_statements_reset()" >/dev/null
+statements_reset "$DB"
 for i in $(seq "$N"); do
 	send_body "$QURL" "$B"
 	check "duplicate $i deleted" wait_for 15 depth_is "$QURL" 0
