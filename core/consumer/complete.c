@@ -248,10 +248,10 @@ static void refused(struct batch *b, struct bjob *const *no, size_t n)
 			continue; /* not succeeded, then rolled back: retried already */
 		else if (j->v == OUTBOX_FAIL)
 			consumer_complete_failed(b, j, OUTBOX_FAIL,
-			                j->msg[0] ? j->msg : "commit() failed permanently");
+			                         j->msg[0] ? j->msg : "commit() failed permanently");
 		else
 			consumer_complete_failed(b, j, OUTBOX_RETRY,
-			                j->msg[0] ? j->msg : "commit() asked for a retry");
+			                         j->msg[0] ? j->msg : "commit() asked for a retry");
 	}
 }
 
@@ -263,6 +263,15 @@ static struct bjob *refusal(struct bjob *j, int v, const char *why)
 	j->refused = true;
 	snprintf(j->msg, sizeof(j->msg), "%s", why);
 	return j;
+}
+
+/* j's claim did not hold at its completion: its verdict is discarded. */
+static void lost_claim(struct batch *b, struct bjob *j)
+{
+	j->lost = true;
+	b->w->counters.lost_claims++;
+	log_warning("lost the claim; the handler's result is discarded job_id=%s",
+	            j->claim.job_id);
 }
 
 /* Locks the claims of todo[] that still hold: the non-price ones in one
@@ -302,10 +311,7 @@ static int complete_tx(struct batch *b, struct bjob *const *todo, size_t n, size
 		return -1;
 	for (size_t k = 0; k < n; k++) {
 		if (!s->held[k]) {
-			todo[k]->lost = true;
-			w->counters.lost_claims++;
-			log_warning("lost the claim; the handler's result is discarded job_id=%s",
-			            todo[k]->claim.job_id);
+			lost_claim(b, todo[k]);
 			continue;
 		}
 		rc = commit_one(b, todo[k], NULL, cerr, sizeof(cerr));
@@ -421,9 +427,9 @@ static bool completion_conn(struct consumer_worker *w, size_t n)
 /*
  * The success completion the locking way: BEGIN, lock the claims that
  * still hold (ledger_lock_claims), each held job's commit() behind its
- * savepoint, the success CAS of the OK ones, COMMIT.  For batches with a
- * price job (its CAS needs its window row), and after a lazy completion
- * found a claim lost under writes.
+ * savepoint, the success CAS of the OK ones, COMMIT.  When
+ * consumer_complete_ok() chooses it, and after a lazy completion found a
+ * claim lost under writes.
  */
 static void complete_locked(struct batch *b, struct bjob *const *todo, size_t n)
 {
@@ -484,18 +490,15 @@ static size_t keep_succeeded(struct batch *b, size_t n_ok)
 			s->ok[kept++] = s->ok[k];
 			continue;
 		}
-		s->ok[k]->lost = true;
-		b->w->counters.lost_claims++;
-		log_warning("lost the claim; the handler's result is discarded job_id=%s",
-		            s->ok[k]->claim.job_id);
+		lost_claim(b, s->ok[k]);
 	}
 	return kept;
 }
 
 /*
  * The success completion of jobs without a price window: each job's
- * commit() first, in a transaction begun only when one of them writes,
- * then one success CAS for the OK ones.  When no commit() wrote, that CAS
+ * commit() first, in a transaction begun only when one of them runs a
+ * statement, then one success CAS for the OK ones.  When none did, that CAS
  * is the whole completion, one statement on its own, and a claim it finds
  * lost discards nothing but the verdict.  When one wrote, the CAS and the
  * writes commit together, or, if a claim was lost (the writes of a job
