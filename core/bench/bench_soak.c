@@ -6,8 +6,8 @@
  * while the daemon runs, and ends when none of the bench's jobs is PENDING
  * or CLAIMED.  A steady offered rate keeps the live rows (rate × retention)
  * steady, so that bytes per live row compare across tenths.  A probe thread
- * times the relay's claim (outbox_store_claim(), whose transaction is then
- * rolled back) every 50 ms all along.  Reported: per tenth its
+ * times the relay's claim statement (outbox_store_claim() in a transaction
+ * that is rolled back) every 50 ms all along.  Reported: per tenth its
  * end-to-end rate and claim time (p50, p90); when the producers have
  * enqueued each tenth (the load still steady) the bytes and live rows of
  * every table and index of the outbox schema (soak_tenths); the two big tables' sizes after 10 %, 50 % and 100 %;
@@ -108,13 +108,18 @@ static void probe_once(struct soak_probe *p, int k)
 	int64_t t0;
 	double ms;
 
+	if (db_exec(p->conn, "BEGIN", err, sizeof(err)) < 0) {
+		probe_failed(p, &p->failures, err);
+		return;
+	}
 	t0 = bench_now_us();
-	if (outbox_store_claim(p->conn, p->b->names[k % p->b->dests], 10, &c, err,
-	                       sizeof(err)) < 0)
+	if (outbox_store_claim(p->conn, p->b->names[k % p->b->dests], "outbox-bench-probe", 10, 30,
+	                       &c, err, sizeof(err)) < 0)
 		probe_failed(p, &p->failures, err);
 	ms = (double)(bench_now_us() - t0) / 1000.0;
 	outbox_store_claim_free(&c);
-	outbox_store_release(p->conn); /* the events it locked go back untouched */
+	if (db_exec(p->conn, "ROLLBACK", err, sizeof(err)) < 0)
+		probe_failed(p, &p->failures, err);
 	pthread_mutex_lock(&p->mu);
 	if (p->n < SOAK_MAX_PROBES)
 		p->ms[p->n++] = ms;
@@ -390,11 +395,17 @@ static void print_soak(struct bench *b, const struct soak_tenth *t, const struct
 	free(sync);
 }
 
+/* The store prepares its statement on first use, which must not happen
+ * inside the probe's transaction (a failed statement aborts it): a first
+ * claim, outside any transaction, for a destination nobody uses. */
 static int probe_prepare(struct soak_probe *p)
 {
+	struct outbox_claim c = {0};
 	char err[512];
-	int rc = outbox_store_prepare(p->conn, err, sizeof(err));
+	int rc = outbox_store_claim(p->conn, "outbox-bench-probe-none", "outbox-bench-probe", 10, 30,
+	                            &c, err, sizeof(err));
 
+	outbox_store_claim_free(&c);
 	if (rc < 0)
 		log_error("could not prepare the claim probe: %s", err);
 	return rc;

@@ -117,7 +117,7 @@ struct cfg {
 		int poll_interval_ms;    /* default 500 */
 		int retry_base_seconds;  /* default 2 */
 		int retry_max_seconds;   /* default 300 */
-		int claim_lease_seconds; /* default 30: how long a hung relay pass holds its events */
+		int claim_lease_seconds; /* default 30: how long a relay owns a claimed event */
 		int claim_max;           /* events per claim statement at most; default 500 */
 		int send_concurrency;    /* SendMessageBatch requests in flight per lane; default 8 */
 		int linger_max_ms;       /* bound of the adaptive linger; default 20 */

@@ -248,6 +248,8 @@ int fb_wait_leases(struct fb *fb, const struct fb_dest *d)
 	static const char sql[] =
 		"SELECT (SELECT count(*) FROM outbox.jobs WHERE destination = $1"
 		"          AND status = 'CLAIMED' AND lease_until >= now())"
+		"     + (SELECT count(*) FROM outbox.outbox_events WHERE destination = $1"
+		"          AND status = 'NEW' AND claim_until >= now())"
 		"     + (SELECT count(*) FROM pg_stat_activity"
 		"         WHERE application_name = 'outbox-faultbench child')";
 	int64_t deadline = now_ms() + 30000;

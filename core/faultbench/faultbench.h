@@ -124,8 +124,7 @@ int fb_enqueue(const struct fb *fb, PGconn *conn, const struct fb_dest *d, size_
 long fb_count(struct fb *fb, const struct fb_dest *d, const char *sql);
 
 /* Waits (polling, deadline 30 s) until no job of d holds a live lease and
- * no child's session is left (a relay pass's event locks end with it).
- * Returns 0 or -1 on timeout. */
+ * no event of d a live claim.  Returns 0 or -1 on timeout. */
 int fb_wait_leases(struct fb *fb, const struct fb_dest *d) OUTBOX_MUSTCHECK;
 
 /* Runs relay passes for d in this process until one claims nothing.

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "db/db.h"
@@ -34,7 +35,7 @@
 /* The statements a pass runs, as lane_db_failed() names them. */
 static const char claim_what[] = "could not claim outbox events";
 static const char record_what[] = "could not record the results of sent events "
-                                  "(they are sent again)";
+                                  "(they are sent again once their claim expires)";
 
 /* "code: message" of an AWS failure, for last_error. */
 #define ITEM_ERROR_LEN (AWS_RESULT_CODE_LEN + AWS_RESULT_MESSAGE_LEN + 8)
@@ -61,6 +62,10 @@ struct relay_lane {
 	PGconn *conn;          /* owned; NULL while disconnected */
 	bool db_down;          /* an outage was logged and not yet its end */
 	struct lane_failures f; /* statement failures on a live connection */
+	unsigned int nonce;    /* random per lane: claims of a restarted
+	                          process with the same pid never match ours */
+	unsigned long long seq;
+	char token[256];       /* claimed_by of the current pass */
 	int limit;             /* the next claim's limit (relay/lane.h) */
 	bool paced;            /* relay_lane_set_paced(): limit stays batch_size */
 	bool idle;             /* our outbox.relay_idle row exists (as far as we know) */
@@ -99,6 +104,16 @@ void relay_lane_settings_from_cfg(const struct cfg *cfg, struct relay_lane_setti
 	s->retry_base_seconds = cfg->relay.retry_base_seconds;
 	s->retry_max_seconds = cfg->relay.retry_max_seconds;
 	s->claim_lease_seconds = cfg->relay.claim_lease_seconds;
+}
+
+static unsigned int random_nonce(void)
+{
+	unsigned int v = 0;
+
+	/* Fall back on time and address: uniqueness, not secrecy, matters. */
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
+		v = (unsigned int)time(NULL) ^ (unsigned int)(uintptr_t)&v;
+	return v;
 }
 
 static int scratch_new(struct relay_lane *l)
@@ -149,6 +164,7 @@ int relay_lane_new(const char *conninfo, const char *destination, const char *qu
 		return -1;
 	}
 	l->pub = pub;
+	l->nonce = random_nonce();
 	*out = l;
 	return 0;
 }
@@ -268,26 +284,6 @@ static void lane_db_failed(struct relay_lane *l, const char *what, const char *e
 	}
 }
 
-/*
- * A pass holds its claimed rows locked in a transaction while it sends
- * them: a relay that hangs there lets them go after claim_lease_seconds,
- * when the server ends its session.  Its commits are an unlocking and
- * result marks: one lost in a server crash only means an event is sent
- * again, which the consumer absorbs (docs/performance.md, "Asynchronous
- * commit"); visibility to other sessions is unchanged.
- */
-static int lane_session_setup(struct relay_lane *l, char *err, size_t errlen)
-{
-	char sql[160];
-
-	snprintf(sql, sizeof(sql), "SET idle_in_transaction_session_timeout = %lld%s",
-	         (long long)l->s.claim_lease_seconds * 1000,
-	         l->s.synchronous_commit ? "" : "; SET synchronous_commit = off");
-	if (db_exec(l->conn, sql, err, errlen) < 0)
-		return -1;
-	return outbox_store_prepare(l->conn, err, errlen);
-}
-
 static int lane_connect(struct relay_lane *l)
 {
 	char err[LANE_ERR_LEN];
@@ -301,8 +297,13 @@ static int lane_connect(struct relay_lane *l)
 		lane_db_failed(l, "could not connect to the database", err);
 		return -1;
 	}
-	if (lane_session_setup(l, err, sizeof(err)) < 0) {
-		lane_db_failed(l, "could not prepare the relay's session", err);
+	/* The lane's statements are a claim (a lease) and result marks: a
+	 * commit lost in a server crash only means an event is sent again,
+	 * which the consumer absorbs (docs/performance.md, "Asynchronous
+	 * commit").  Visibility to other sessions is unchanged. */
+	if (!l->s.synchronous_commit &&
+	    db_exec(l->conn, "SET synchronous_commit = off", err, sizeof(err)) < 0) {
+		lane_db_failed(l, "could not set synchronous_commit", err);
 		PQfinish(l->conn); /* not counted up yet; the next pass starts over */
 		l->conn = NULL;
 		return -1;
@@ -508,7 +509,7 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 
 	for (size_t i = 0; i < n; i++)
 		marks[i] = items[i].mark;
-	rc = outbox_store_mark(l->conn, marks, n, l->s.retry_base_seconds,
+	rc = outbox_store_mark(l->conn, l->token, marks, n, l->s.retry_base_seconds,
 	                       l->s.retry_max_seconds, &ms, err, sizeof(err));
 	if (rc < 0) {
 		lane_db_failed(l, record_what, err);
@@ -520,8 +521,9 @@ static int lane_record(struct relay_lane *l, struct lane_item *items, size_t n,
 	st->jobs_dead = ms.jobs_dead;
 	metrics_add(METRIC_JOBS_DEAD_UNROUTABLE, l->destination, ms.jobs_dead);
 	if (st->lost > 0)
-		log_warning("%zu sent events were no longer NEW when their results were recorded "
-		            "dest=%s", st->lost, l->destination);
+		log_warning("claim expired before its results were recorded: %zu events were "
+		            "claimed again by another relay dest=%s token=%s",
+		            st->lost, l->destination, l->token);
 	return 0;
 }
 
@@ -556,8 +558,12 @@ int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
 	memset(&claim, 0, sizeof(claim));
 	if (lane_connect(l) < 0)
 		return -1;
+	l->seq++;
+	snprintf(l->token, sizeof(l->token), "%s/%s/%08x.%llu", l->instance_id,
+	         l->destination, l->nonce, l->seq);
 	st->limit = (size_t)l->limit;
-	if (outbox_store_claim(l->conn, l->destination, l->limit, &claim, err, sizeof(err)) < 0) {
+	if (outbox_store_claim(l->conn, l->destination, l->token, l->limit,
+	                       l->s.claim_lease_seconds, &claim, err, sizeof(err)) < 0) {
 		lane_db_failed(l, claim_what, err);
 		goto out;
 	}
@@ -570,10 +576,9 @@ int relay_lane_pass(struct relay_lane *l, struct relay_pass_stats *st)
 		goto out;
 	FAULT_POINT("relay.after_claim");
 	if (claim.n > (size_t)l->s.claim_max) {
-		/* Nothing sent: the events are claimable again at once. */
+		/* Nothing sent: the events are claimed again once the lease ends. */
 		log_warning("claimed %zu events, more than claim_max %d dest=%s", claim.n,
 		            l->s.claim_max, l->destination);
-		outbox_store_release(l->conn);
 		rc = -1;
 		goto out;
 	}

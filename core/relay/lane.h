@@ -45,7 +45,7 @@ struct relay_lane_settings {
 	bool synchronous_commit; /* false: the lane's statements skip the WAL flush wait */
 	int retry_base_seconds;  /* transient failure: base * 2^attempts ... */
 	int retry_max_seconds;   /* ... capped at this */
-	int claim_lease_seconds; /* idle_in_transaction_session_timeout of a pass */
+	int claim_lease_seconds; /* how long a claim keeps other relays away */
 };
 
 /* Copies cfg->relay (borrowed) into *s. */

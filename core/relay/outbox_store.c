@@ -4,15 +4,12 @@
  * relay/outbox_store.c: the relay's statements (see outbox_store.h and
  * docs/relay.md, "The SQL").
  *
- * A pass is one transaction: the claim locks its events, the mark
- * records their outcomes and commits (outbox_store.h).  Lists travel to
- * the server as one jsonb parameter: jansson does the
+ * Lists travel to the server as one jsonb parameter: jansson does the
  * escaping, and jsonb_to_recordset() turns it into rows, so a whole pass
  * is marked by one statement whatever its size.
  */
 #include "relay/outbox_store.h"
 
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,22 +21,29 @@
 #include "db/traffic.h"
 
 /*
- * The claim locks due rows for the pass's transaction, skipping those
- * another relay holds; nothing is written until the mark, so an event
- * takes one row version from NEW to its outcome (docs/relay.md, "The
- * SQL").  The claim_until test still honours a lease written by a relay of
- * an earlier version during a rolling upgrade.  A paused destination
- * (outboxctl pause) has nothing to claim.
+ * Claim and lease in one statement: the CTE locks due rows (skipping those
+ * another relay is claiming right now) and the UPDATE leases them.  The
+ * claim_until test excludes rows leased by a live relay; when a concurrent
+ * claim commits first, READ COMMITTED re-checks it on the new row version.
+ * A paused destination (outboxctl pause) has nothing to claim.
  */
 static const char claim_sql[] =
-	"SELECT event_id, job_id, body, attempts, traceparent FROM outbox.outbox_events"
-	" WHERE destination = $1 AND status = 'NEW' AND next_attempt_at <= now()"
-	"   AND (claim_until IS NULL OR claim_until < now())"
-	"   AND NOT EXISTS (SELECT 1 FROM outbox.paused_destinations p"
-	"                    WHERE p.destination = $1)"
-	" ORDER BY next_attempt_at"
-	" LIMIT $2::integer"
-	" FOR UPDATE SKIP LOCKED";
+	"WITH c AS ("
+	"  SELECT event_id FROM outbox.outbox_events"
+	"   WHERE destination = $1 AND status = 'NEW' AND next_attempt_at <= now()"
+	"     AND (claim_until IS NULL OR claim_until < now())"
+	"     AND NOT EXISTS (SELECT 1 FROM outbox.paused_destinations p"
+	"                      WHERE p.destination = $1)"
+	"   ORDER BY next_attempt_at"
+	"   LIMIT $3::integer"
+	"   FOR UPDATE SKIP LOCKED),"
+	" u AS ("
+	"  UPDATE outbox.outbox_events e"
+	"     SET claimed_by = $2, claim_until = now() + $4::integer * interval '1 second'"
+	"    FROM c WHERE e.event_id = c.event_id"
+	"  RETURNING e.event_id, e.job_id, e.body, e.attempts, e.next_attempt_at, e.traceparent)"
+	" SELECT event_id, job_id, body, attempts, traceparent FROM u"
+	" ORDER BY next_attempt_at, event_id";
 
 /*
  * attempts is capped at 30 in the exponent: the delay is capped by
@@ -55,7 +59,7 @@ static const char claim_sql[] =
  */
 static const char mark_sql[] =
 	"WITH m AS ("
-	"  SELECT * FROM jsonb_to_recordset($1::jsonb)"
+	"  SELECT * FROM jsonb_to_recordset($2::jsonb)"
 	"    AS m(event_id text, outcome text, message_id text, error text, dead_reason text)),"
 	" u AS ("
 	"  UPDATE outbox.outbox_events e SET"
@@ -65,13 +69,13 @@ static const char mark_sql[] =
 	"    published_at = CASE WHEN m.outcome = 'PUBLISHED' THEN now() END,"
 	"    attempts = e.attempts + CASE WHEN m.outcome = 'RETRY' THEN 1 ELSE 0 END,"
 	"    next_attempt_at = CASE WHEN m.outcome = 'RETRY' THEN now() +"
-	"        least($2::float8 * power(2::float8, least(e.attempts, 30)), $3::float8)"
+	"        least($3::float8 * power(2::float8, least(e.attempts, 30)), $4::float8)"
 	"        * interval '1 second' ELSE e.next_attempt_at END,"
 	"    last_error = CASE WHEN m.outcome = 'PUBLISHED' THEN e.last_error ELSE m.error END,"
 	"    dead_reason = CASE WHEN m.outcome = 'DEAD' THEN m.dead_reason END,"
 	"    claimed_by = NULL, claim_until = NULL"
 	"   FROM m"
-	"  WHERE e.event_id = m.event_id"
+	"  WHERE e.event_id = m.event_id AND e.claimed_by = $1"
 	"    AND e.status <> 'PUBLISHED' AND e.status <> 'DEAD'"
 	"  RETURNING e.event_id, e.job_id, e.redrive_generation, m.outcome, m.dead_reason,"
 	"            m.error),"
@@ -94,9 +98,8 @@ static const char mark_sql[] =
  * period counts from next_attempt_at, when the event became due: for a fresh
  * enqueue that is created_at, for an event the consumer re-armed for a
  * retry it is the retry's time, so a retry gets the same grace as a new
- * job instead of dying as soon as it is due.  A live lease (of an earlier
- * release) means some relay does serve the destination; a relay pass's
- * lock makes this statement wait for the pass.
+ * job instead of dying as soon as it is due.  A live claim means some relay
+ * does serve the destination.
  */
 static const char sweep_sql[] =
 	"WITH d AS ("
@@ -124,121 +127,42 @@ static const char sweep_sql[] =
 	"  RETURNING jobs.job_id)"
 	" SELECT d.event_id, d.destination FROM d ORDER BY 1";
 
-int outbox_store_prepare(PGconn *conn, char *err, size_t errlen)
+/*
+ * Runs sql as the prepared statement name, preparing it on conn the first
+ * time (SQLSTATE 26000: no such prepared statement; the relay's statements
+ * run outside transactions, so the failed attempt aborts nothing).  The
+ * claim and the mark run several times a second per lane: parsing and
+ * planning them once per connection matters.  Same result as db_query().
+ */
+static PGresult *query_prepared(PGconn *conn, const char *name, const char *sql, int nparams,
+                                const char *const *params, char *err, size_t errlen)
 {
-	static const struct {
-		const char *name, *sql;
-		int nparams;
-	} stmts[] = {{"outbox_store_claim", claim_sql, 2}, {"outbox_store_mark", mark_sql, 3}};
+	for (int attempt = 0; attempt < 2; attempt++) {
+		double t0 = metrics_now_seconds();
+		PGresult *res = PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
+		ExecStatusType st = PQresultStatus(res);
+		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
-	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
-		PGresult *res = PQprepare(conn, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
-
+		db_traffic_note(1);
+		metrics_observe_keyed(METRIC_DB_STATEMENT_SECONDS, name, metrics_now_seconds() - t0);
+		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
+			return res;
+		if (attempt > 0 || state == NULL || strcmp(state, "26000") != 0) {
+			db_error(conn, res, err, errlen);
+			PQclear(res);
+			return NULL;
+		}
+		PQclear(res);
+		res = PQprepare(conn, name, sql, nparams, NULL);
 		db_traffic_note(0);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 			db_error(conn, res, err, errlen);
 			PQclear(res);
-			return -1;
+			return NULL;
 		}
 		PQclear(res);
 	}
-	return 0;
-}
-
-/* Sends one statement of a pipeline: before/after are plain SQL without
- * parameters, the prepared statement has its own. */
-static bool pipeline_send(PGconn *conn, const char *sql, const char *name, int nparams,
-                          const char *const *params)
-{
-	if (sql != NULL)
-		return PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0) == 1;
-	return PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0) == 1;
-}
-
-/*
- * Runs [before;] EXECUTE name [; after] in one round trip (libpq's pipeline
- * mode) and returns the prepared statement's result, or NULL with err set
- * to the first failure.  After a failure the server skips the rest, and a
- * transaction left open (aborted, or begun by before) is rolled back, so
- * that a failed call holds nothing.
- */
-static PGresult *run_pipelined(PGconn *conn, const char *before, const char *name, int nparams,
-                               const char *const *params, const char *after, char *err,
-                               size_t errlen)
-{
-	const char *sqls[3] = {before, NULL, after};
-	double t0 = metrics_now_seconds();
-	PGresult *out = NULL;
-	bool failed = false;
-	unsigned sent = 0;
-
-	if (PQenterPipelineMode(conn) != 1) {
-		snprintf(err, errlen, "%s", PQerrorMessage(conn));
-		return NULL;
-	}
-	for (int i = 0; i < 3 && !failed; i++) {
-		if (i != 1 && sqls[i] == NULL)
-			continue;
-		if (!pipeline_send(conn, sqls[i], name, nparams, params))
-			failed = true;
-		else
-			sent++;
-	}
-	if (failed || PQpipelineSync(conn) != 1) {
-		snprintf(err, errlen, "%s", PQerrorMessage(conn));
-		PQexitPipelineMode(conn);
-		return NULL; /* a send failed: the connection is broken */
-	}
-	db_traffic_note(sent);
-	for (int i = 0; i < 3; i++) {
-		PGresult *res;
-
-		if (i != 1 && sqls[i] == NULL)
-			continue;
-		res = PQgetResult(conn);
-		if (res == NULL) { /* the connection broke */
-			if (!failed)
-				snprintf(err, errlen, "%s", PQerrorMessage(conn));
-			failed = true;
-			break;
-		}
-		ExecStatusType st = PQresultStatus(res);
-		if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
-			if (!failed && st != PGRES_PIPELINE_ABORTED)
-				db_error(conn, res, err, errlen);
-			failed = true;
-			PQclear(res);
-		} else if (i == 1) {
-			out = res;
-		} else {
-			PQclear(res);
-		}
-		PQclear(PQgetResult(conn)); /* the NULL that ends each statement's results */
-	}
-	if (PQstatus(conn) == CONNECTION_OK) {
-		PGresult *sync;
-
-		while ((sync = PQgetResult(conn)) != NULL && PQresultStatus(sync) != PGRES_PIPELINE_SYNC)
-			PQclear(sync);
-		PQclear(sync);
-	}
-	PQexitPipelineMode(conn);
-	metrics_observe_keyed(METRIC_DB_STATEMENT_SECONDS, name, metrics_now_seconds() - t0);
-	if (!failed)
-		return out;
-	PQclear(out);
-	outbox_store_release(conn);
 	return NULL;
-}
-
-void outbox_store_release(PGconn *conn)
-{
-	PGTransactionStatusType ts = PQtransactionStatus(conn);
-
-	if (ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR) {
-		PQclear(PQexec(conn, "ROLLBACK"));
-		db_traffic_note(1);
-	}
 }
 
 static int claim_fill(struct outbox_claim *out, char *err, size_t errlen)
@@ -265,30 +189,20 @@ static int claim_fill(struct outbox_claim *out, char *err, size_t errlen)
 	return 0;
 }
 
-int outbox_store_claim(PGconn *conn, const char *destination, int limit,
-                       struct outbox_claim *out, char *err, size_t errlen)
+int outbox_store_claim(PGconn *conn, const char *destination, const char *token,
+                       int limit, int lease_seconds, struct outbox_claim *out,
+                       char *err, size_t errlen)
 {
-	char limit_s[16];
-	const char *params[2] = {destination, limit_s};
+	char limit_s[16], lease_s[16];
+	const char *params[4] = {destination, token, limit_s, lease_s};
 
 	memset(out, 0, sizeof(*out));
 	snprintf(limit_s, sizeof(limit_s), "%d", limit);
-	out->res = run_pipelined(conn, "BEGIN", "outbox_store_claim", 2, params, NULL, err, errlen);
+	snprintf(lease_s, sizeof(lease_s), "%d", lease_seconds);
+	out->res = query_prepared(conn, "outbox_store_claim", claim_sql, 4, params, err, errlen);
 	if (out->res == NULL)
 		return -1;
-	if (PQntuples(out->res) == 0) {
-		/* Nothing locked: end the transaction now rather than idle in it. */
-		if (db_exec(conn, "COMMIT", err, errlen) < 0) {
-			outbox_store_release(conn);
-			return -1;
-		}
-		return 0;
-	}
-	if (claim_fill(out, err, errlen) < 0) {
-		outbox_store_release(conn);
-		return -1;
-	}
-	return 0;
+	return claim_fill(out, err, errlen);
 }
 
 void outbox_store_claim_free(struct outbox_claim *c)
@@ -342,7 +256,7 @@ static char *marks_json(const struct outbox_mark *marks, size_t n)
 	return json_text(arr);
 }
 
-int outbox_store_mark(PGconn *conn, const struct outbox_mark *marks,
+int outbox_store_mark(PGconn *conn, const char *token, const struct outbox_mark *marks,
                       size_t n, int retry_base_seconds, int retry_max_seconds,
                       struct outbox_mark_stats *stats, char *err, size_t errlen)
 {
@@ -357,13 +271,12 @@ int outbox_store_mark(PGconn *conn, const struct outbox_mark *marks,
 	json = marks_json(marks, n);
 	if (json == NULL) {
 		snprintf(err, errlen, "out of memory");
-		outbox_store_release(conn);
 		goto out;
 	}
 	snprintf(base_s, sizeof(base_s), "%d", retry_base_seconds);
 	snprintf(max_s, sizeof(max_s), "%d", retry_max_seconds);
-	const char *params[3] = {json, base_s, max_s};
-	res = run_pipelined(conn, NULL, "outbox_store_mark", 3, params, "COMMIT", err, errlen);
+	const char *params[4] = {token, json, base_s, max_s};
+	res = query_prepared(conn, "outbox_store_mark", mark_sql, 4, params, err, errlen);
 	if (res == NULL)
 		goto out;
 	stats->applied = (size_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);

@@ -3,16 +3,14 @@
 /*
  * relay/outbox_store.h: the relay's SQL on outbox.outbox_events (docs/relay.md).
  *
- * A relay pass is one transaction on the lane's connection:
- * outbox_store_claim() begins it and locks the claimed rows (FOR UPDATE
- * SKIP LOCKED), the events are sent, outbox_store_mark() records their
- * outcomes and commits.  Nothing is written before the mark, so an event
- * goes from NEW to its outcome in one row version; another relay skips the
- * locked rows; a relay that dies or hangs releases them with its session
- * (the lane sets idle_in_transaction_session_timeout to
- * [relay] claim_lease_seconds), and they are sent again, which the
- * consumer absorbs.  The two statements run prepared:
- * outbox_store_prepare() once per connection, before its first claim.
+ * Every function is ONE statement run outside an explicit transaction, so
+ * each is its own transaction: the claim is committed before anything is
+ * sent, and the results of a whole pass are applied at once.
+ *
+ * Claims are leases: claimed_by is a token unique to one claim (see
+ * relay/lane.c) and claim_until bounds how long it is honoured.  Marking
+ * binds claimed_by, so a relay whose lease expired and whose events were
+ * claimed again by someone else applies nothing.
  *
  * Errors come back in err (the server's message); nothing is logged here.
  */
@@ -57,23 +55,16 @@ struct outbox_claim {
 	size_t n;
 };
 
-/* Prepares the claim and the mark on a new connection (they run inside a
- * transaction, where a failed EXECUTE could not be retried after a
- * PREPARE).  Returns 0 or -1 with err set. */
-int outbox_store_prepare(PGconn *conn, char *err, size_t errlen) OUTBOX_MUSTCHECK;
-
 /*
- * Begins the pass's transaction and claims up to limit due NEW events of
- * destination, oldest due first, skipping rows another relay has locked
- * (or, from an earlier version, leased) and destinations that are paused.
- * The rows stay locked until outbox_store_mark() or
- * outbox_store_release(); with no event found the transaction has already
- * ended.  *out is filled (n may be 0); free it with
- * outbox_store_claim_free() in every case.  Returns 0 or -1 with err set
- * and no transaction left open.
+ * Claims up to limit due NEW events of destination whose claim (if any)
+ * has expired, oldest due first, skipping rows another relay has locked,
+ * and leases them to token for lease_seconds.  *out is filled (n may be
+ * 0); free it with outbox_store_claim_free() in every case.  All strings
+ * borrowed.  Returns 0 or -1 with err set.
  */
-int outbox_store_claim(PGconn *conn, const char *destination, int limit,
-                       struct outbox_claim *out, char *err, size_t errlen) OUTBOX_MUSTCHECK;
+int outbox_store_claim(PGconn *conn, const char *destination, const char *token,
+                       int limit, int lease_seconds, struct outbox_claim *out,
+                       char *err, size_t errlen) OUTBOX_MUSTCHECK;
 void outbox_store_claim_free(struct outbox_claim *c);
 
 enum outbox_outcome {
@@ -92,27 +83,23 @@ struct outbox_mark {
 };
 
 struct outbox_mark_stats {
-	size_t applied;   /* events updated (all of them, unless one was no longer NEW) */
+	size_t applied;   /* events still claimed by token, now updated */
 	size_t jobs_dead; /* PENDING jobs that went DEAD with their event */
 };
 
 /*
- * Applies n results of the open pass in one statement and commits:
- * PUBLISHED (sqs_message_id, published_at), RETRY (attempts + 1,
- * next_attempt_at = now() + least(retry_base * 2^attempts, retry_max)
- * seconds, last_error) or DEAD (dead_reason, last_error; the event's job
- * goes DEAD 'UNROUTABLE' too if it is still PENDING at the same redrive
- * generation).  Only rows still NEW change.  Returns 0, or -1 with err set
- * and the transaction rolled back (the events are claimable again).
+ * Applies n results in one statement: PUBLISHED (sqs_message_id,
+ * published_at), RETRY (attempts + 1, next_attempt_at = now() +
+ * least(retry_base * 2^attempts, retry_max) seconds, last_error) or DEAD
+ * (dead_reason, last_error; the event's job goes DEAD 'UNROUTABLE' too if
+ * it is still PENDING at the same redrive generation).  Every claim is
+ * cleared.  Only rows still NEW and claimed by token change; the others
+ * were taken over after our lease expired.  Returns 0 or -1 with err set.
  */
-int outbox_store_mark(PGconn *conn, const struct outbox_mark *marks, size_t n,
-                      int retry_base_seconds, int retry_max_seconds,
+int outbox_store_mark(PGconn *conn, const char *token, const struct outbox_mark *marks,
+                      size_t n, int retry_base_seconds, int retry_max_seconds,
                       struct outbox_mark_stats *stats, char *err,
                       size_t errlen) OUTBOX_MUSTCHECK;
-
-/* Ends the open pass, if any, without recording anything: its events are
- * claimable again at once.  A broken connection needs nothing. */
-void outbox_store_release(PGconn *conn);
 
 /* Called by outbox_store_sweep_unknown() for every event it killed;
  * strings borrowed for the call. */
@@ -121,11 +108,9 @@ typedef void (*outbox_swept_fn)(void *arg, const char *event_id, const char *des
 /*
  * Marks DEAD 'UNKNOWN_DESTINATION' every NEW event whose destination is
  * not one of the n known names nor served by a relay with a fresh
- * registry row (role relay or all: a consumer's row does not count), that
- * has been NEW for at least grace_seconds and that no relay holds (a lease
- * of an earlier release; a pass's lock makes the sweep wait for the pass,
- * whose mark leaves the event no longer NEW); their PENDING jobs go DEAD
- * 'UNROUTABLE'.  on_dead (may be NULL) is called per event.
+ * registry row (role relay or all: a consumer's row does not count), that has been NEW for at least grace_seconds and that no
+ * relay holds a live claim on; their PENDING
+ * jobs go DEAD 'UNROUTABLE'.  on_dead (may be NULL) is called per event.
  * *count gets the number of events.  Returns 0 or -1 with err set.
  */
 int outbox_store_sweep_unknown(PGconn *conn, const char *const *known, size_t n,

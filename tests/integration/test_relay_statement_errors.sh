@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_relay_statement_errors.sh: statement-level database errors on a live
-# connection (here a function that raises, as a constraint, a permission or
+# connection (here a trigger that raises, as a constraint, a permission or
 # a timeout would) are logged once per distinct failure, not once per pass
 # and not only the first one, and the recovery is logged (issue 11, item 4).
 . "$OUTBOX_SRCDIR/tests/harness/testlib.sh"
@@ -20,22 +20,11 @@ relay_setup stmterr stmtdest poll_interval_ms=20 claim_lease_seconds=5
 log="$TEST_TMP/relay.log"
 
 # fail TEXT: every claim statement from now on raises TEXT, and counts
-# itself in a sequence (nextval survives the rollback).  The claim writes
-# nothing (it locks), so no trigger fires for it: the paused destinations
-# it reads become a view whose one row for stmtdest calls the function.
+# itself in a sequence (nextval survives the rollback).
 fail() {
-	psql_q "$ci" "CREATE OR REPLACE FUNCTION public.probe_fail() RETURNS boolean
+	psql_q "$ci" "CREATE OR REPLACE FUNCTION public.probe_fail() RETURNS trigger
 	  LANGUAGE plpgsql AS \$\$ BEGIN PERFORM nextval('public.probe_calls');
 	  RAISE EXCEPTION '$1'; END \$\$" >/dev/null
-}
-claims_fail() {
-	psql_q "$ci" "ALTER TABLE outbox.paused_destinations RENAME TO paused_real;
-	  CREATE VIEW outbox.paused_destinations AS
-	    SELECT destination FROM outbox.paused_real UNION ALL SELECT 'stmtdest'::text WHERE public.probe_fail()" >/dev/null
-}
-claims_work() {
-	psql_q "$ci" "DROP VIEW outbox.paused_destinations;
-	  ALTER TABLE outbox.paused_real RENAME TO paused_destinations" >/dev/null
 }
 calls() { psql_q "$ci" "SELECT last_value FROM public.probe_calls"; }
 # wait_calls N: the claim failed N more times (bounded: 30 s).
@@ -48,7 +37,8 @@ wait_until_lines() { wait_for 20 lines_ge "$1" "$2"; }
 
 psql_q "$ci" "CREATE SEQUENCE public.probe_calls" >/dev/null
 fail "probe: first failure"
-claims_fail
+psql_q "$ci" "CREATE TRIGGER probe_fail BEFORE UPDATE ON outbox.outbox_events
+  FOR EACH STATEMENT EXECUTE FUNCTION public.probe_fail()" >/dev/null
 insert_events "$ci" stmterr stmtdest 5
 
 relay_run "$log" "$ini"
@@ -66,7 +56,7 @@ check "it says how many failures went unlogged" \
 check "nothing is published while the claim fails" \
 	test "$(psql_q "$ci" "SELECT count(*) FROM outbox.outbox_events WHERE status = 'PUBLISHED'")" = 0
 
-claims_work
+psql_q "$ci" "DROP TRIGGER probe_fail ON outbox.outbox_events" >/dev/null
 check "the recovery is logged" wait_log "database statements succeed again dest=stmtdest after"
 check "then every event is published" \
 	wait_sql "$ci" "SELECT count(*) FROM outbox.outbox_events WHERE status = 'PUBLISHED'" 5 20
@@ -75,10 +65,11 @@ check "the connection was never lost" test "$(lines "reconnected to the database
 
 # The same failure after a recovery is a new run: logged again.
 fail "probe: first failure"
-claims_fail
+psql_q "$ci" "CREATE TRIGGER probe_fail BEFORE UPDATE ON outbox.outbox_events
+  FOR EACH STATEMENT EXECUTE FUNCTION public.probe_fail()" >/dev/null
 check "a failure after the recovery is logged again" \
 	wait_until_lines "could not claim outbox events: probe: first failure" 2
-claims_work
+psql_q "$ci" "DROP TRIGGER probe_fail ON outbox.outbox_events" >/dev/null
 check "and its recovery too" wait_until_lines "database statements succeed again" 2
 
 # Recording the results fails while the claim works: a successful claim in
@@ -90,10 +81,9 @@ psql_q "$ci" "CREATE OR REPLACE FUNCTION public.probe_mark() RETURNS trigger
 psql_q "$ci" "CREATE TRIGGER probe_mark BEFORE UPDATE ON outbox.outbox_events
   FOR EACH ROW EXECUTE FUNCTION public.probe_mark()" >/dev/null
 insert_events "$ci" stmterr2 stmtdest 1
-check "the record failure is logged" wait_log "could not record the results of sent events (they are sent again): probe: mark failure"
-# The failed mark rolled the pass back: the event is claimed, sent and not
-# recorded again on the next pass.
-check "recording fails again on a later pass" wait_calls 1
+check "the record failure is logged" wait_log "could not record the results of sent events (they are sent again once their claim expires): probe: mark failure"
+# The claim lease is 5 s: the event is claimed, sent and not recorded again.
+check "recording fails again after the lease" wait_calls 1
 check "no recovery while recording fails" test "$(lines "database statements succeed again")" -eq 2
 check "the record failure is logged once" test "$(lines "probe: mark failure")" -eq 1
 psql_q "$ci" "DROP TRIGGER probe_mark ON outbox.outbox_events" >/dev/null
